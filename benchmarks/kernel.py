@@ -1,0 +1,124 @@
+"""Timer wake-ups per second: agentsim's kernel beside the alternatives, in one run.
+
+Shapes (from the kernel issue):
+  * ``2x90000``: 2 tasks, each 90,000 sleeps of 20 ms (one simulated hour of
+    20 ms audio frames in both directions);
+  * ``100x1000``: 100 tasks, each 1,000 sleeps of 20 ms (wide fan-out, every
+    wake-up a 100-way tie).
+
+Contenders: agentsim asyncio (fifo, random), agentsim trio (fifo), the
+minimal 60-line virtual-time loop (``minimal_loop.py``, the cost floor),
+trio's ``MockClock(autojump_threshold=0)``, and looptime if installed.
+
+Each contender runs ``--repeat`` times; the best time counts (least disturbed
+by other load on a shared machine). Results are printed as wake-ups/s and as
+ratios to the minimal loop and to trio's MockClock. Nothing is asserted:
+speed belongs here, not in the test suite.
+
+    python benchmarks/kernel.py [--repeat 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+import trio.testing
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import agentsim  # noqa: E402
+from minimal_loop import run_minimal  # noqa: E402
+
+SLEEP = 0.02
+
+
+def asyncio_program(tasks: int, sleeps: int) -> Callable[[], object]:
+    async def worker() -> None:
+        for _ in range(sleeps):
+            await asyncio.sleep(SLEEP)
+
+    async def main() -> None:
+        await asyncio.gather(*(worker() for _ in range(tasks)))
+
+    return main
+
+
+def trio_program(tasks: int, sleeps: int) -> Callable[[], object]:
+    async def worker() -> None:
+        for _ in range(sleeps):
+            await trio.sleep(SLEEP)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(tasks):
+                nursery.start_soon(worker)
+
+    return main
+
+
+def contenders(tasks: int, sleeps: int) -> dict[str, Callable[[], None]]:
+    aio = asyncio_program(tasks, sleeps)
+    tri = trio_program(tasks, sleeps)
+    found: dict[str, Callable[[], None]] = {
+        "agentsim asyncio fifo": lambda: agentsim.run(aio, wall_timeout=None),
+        "agentsim asyncio random": lambda: agentsim.run(aio, strategy="random", seed=1, wall_timeout=None),
+        "agentsim trio fifo": lambda: agentsim.run(tri, backend="trio", wall_timeout=None),
+        "minimal 60-line loop": lambda: run_minimal(aio),  # type: ignore[arg-type]
+        "trio MockClock": lambda: trio.run(tri, clock=trio.testing.MockClock(autojump_threshold=0)),
+    }
+    try:
+        import looptime
+
+        def run_looptime() -> None:
+            loop = looptime.new_event_loop()
+            try:
+                loop.run_until_complete(aio())  # type: ignore[arg-type]
+            finally:
+                loop.close()
+
+        found["looptime"] = run_looptime
+    except ImportError:
+        print("(looptime not installed: pip install -e '.[bench]' to include it)")
+    return found
+
+
+def best_of(fn: Callable[[], None], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one tenth of the sleeps")
+    options = parser.parse_args()
+    scale = 10 if options.quick else 1
+    shapes = {"2x90000": (2, 90_000 // scale), "100x1000": (100, 1_000 // scale)}
+    for shape, (tasks, sleeps) in shapes.items():
+        wakeups = tasks * sleeps
+        print(f"\n== {shape}: {tasks} tasks x {sleeps} sleeps of {SLEEP * 1000:.0f} ms = {wakeups:,} wake-ups")
+        rates = {}
+        for name, fn in contenders(tasks, sleeps).items():
+            seconds = best_of(fn, options.repeat)
+            rates[name] = wakeups / seconds
+        floor = rates["minimal 60-line loop"]
+        mock = rates["trio MockClock"]
+        print(f"{'contender':<26}{'wake-ups/s':>12}{'vs minimal':>12}{'vs trio Mock':>14}")
+        for name, rate in rates.items():
+            print(f"{name:<26}{rate:>12,.0f}{rate / floor:>11.2f}x{rate / mock:>13.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""agentsim: make timing bugs in async agent code reproducible.
+
+Layers, each importing only those above it in this list:
+  _kernel/   virtual clock, asyncio and trio loops, scheduling policy, trace
+  scenario   generic scripted-actor coordination on the clock (anyio)
+  doubles    realtime transport, timed models, voice, sandbox, audio
+  explore    seed sweeps, PCT, shrinking, replay
+  integrations: pytest plugin, CLI, timelines
+
+This module re-exports the public API of the kernel.
+"""
+
+from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
+from ._kernel.core import now as now
+from ._kernel.errors import DeadlockError as DeadlockError
+from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
+from ._kernel.errors import NestedSimulationError as NestedSimulationError
+from ._kernel.errors import NotInSimulationError as NotInSimulationError
+from ._kernel.errors import SimulationConfigError as SimulationConfigError
+from ._kernel.errors import SimulationError as SimulationError
+from ._kernel.errors import SimulationEscapeError as SimulationEscapeError
+from ._kernel.errors import TaskSnapshot as TaskSnapshot
+from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
+from ._kernel.errors import WallTimeoutError as WallTimeoutError
+from ._kernel.policy import FifoPolicy as FifoPolicy
+from ._kernel.policy import RandomPolicy as RandomPolicy
+from ._kernel.policy import SchedulingPolicy as SchedulingPolicy
+from ._kernel.simulation import SimulationResult as SimulationResult
+from ._kernel.simulation import run as run
+from ._kernel.simulation import simulate as simulate
+from ._kernel.trace import Trace as Trace
+from ._kernel.trace import TraceEvent as TraceEvent
+
+__version__ = "0.1.0"

@@ -1,0 +1,71 @@
+"""Run a simulation's main function on :class:`VirtualEventLoop`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .asyncio_loop import VirtualEventLoop
+from .backend import Backend, Outcome
+from .core import SimulationCore
+from .errors import DeadlockError, TaskSnapshot
+from .snapshots import snapshot_task
+
+
+class AsyncioBackend(Backend):
+    name = "asyncio"
+
+    def run(self, core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Outcome:
+        loop = VirtualEventLoop(core)
+        outcome = Outcome()
+        try:
+            main = loop.create_task(_main(core, async_fn, args), name="main")
+            core.cancel_main = lambda: main.cancel() if not main.done() else None
+            loop.on_idle = lambda: _on_idle(core, loop, main)
+            try:
+                outcome.value = loop.run_until_complete(main)
+            except BaseException as exc:  # noqa: BLE001 - reported, not swallowed
+                outcome.exception = exc
+            outcome.leftover_tasks = _cancel_leftovers(core, loop, main)
+            loop.on_idle = loop.stop
+            loop.run_until_complete(loop.create_task(loop.shutdown_asyncgens(), name="agentsim:shutdown_asyncgens"))
+        finally:
+            loop.close()
+        return outcome
+
+
+async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Any:
+    from .simulation import call_async_fn
+
+    core.guards_armed = True
+    return await call_async_fn(async_fn, args)
+
+
+def _on_idle(core: SimulationCore, loop: VirtualEventLoop, main: asyncio.Task[Any]) -> None:
+    """Nothing is ready and no timer is pending: a deadlock, unless we are done."""
+    if main.done() or core.abort_error is not None:
+        # Either finished, or the abort's cancellation could not finish the
+        # program (it blocked again while cleaning up): stop for good.
+        loop.stop()
+        return
+    tasks = tuple(snapshot_task(task) for task in loop.sim_tasks())
+    core.abort(DeadlockError(core.now, tasks))
+
+
+def _cancel_leftovers(core: SimulationCore, loop: VirtualEventLoop, main: asyncio.Task[Any]) -> tuple[TaskSnapshot, ...]:
+    """Cancel tasks that outlived the main one and let their clean-up run."""
+    leftovers = [task for task in loop.sim_tasks() if task is not main]
+    if not leftovers:
+        return ()
+    snapshots = tuple(snapshot_task(task) for task in leftovers)
+    for task in leftovers:
+        task.cancel()
+    # From here on, anything that ends the simulation early just stops the loop.
+    core.cancel_main = loop.stop
+    loop.on_idle = loop.stop
+    try:
+        loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+    except RuntimeError:
+        pass  # stopped: a task refused to finish; it is already in the report
+    return snapshots

@@ -1,0 +1,380 @@
+"""An asyncio event loop that runs on virtual time.
+
+It is ``asyncio.BaseEventLoop`` with three things replaced:
+
+* **Time.** ``time()`` reads the simulation's integer-tick clock. Timers live in
+  a heap of ``(tick, sequence, handle, creator)``; when the ready queue is
+  empty the clock jumps straight to the earliest timer. There is no selector:
+  nothing real can ever become ready, so there is nothing to poll.
+* **Order.** The ready queue stays FIFO, exactly as in asyncio. The only
+  freedom a real loop has without I/O is *when* each timer due at the same
+  instant fires relative to the others and to the work already queued;
+  under a non-FIFO policy that is asked at each step (see ``policy.py``).
+* **Escapes.** Executor work (``asyncio.to_thread``) runs inline while virtual
+  time stands still; DNS lookups and other real I/O raise
+  :class:`~agentsim.SimulationEscapeError`.
+
+Tasks get per-simulation names (``Task-1`` …) and hashes equal to their
+creation number, so sets of tasks (anyio keeps its cancel scopes' tasks in
+sets) iterate in the same order in every process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+from asyncio import events
+from collections.abc import Callable, Sequence
+from heapq import heapify, heappop, heappush
+from typing import Any, Final
+
+from .clock import TICKS_PER_SECOND
+from .core import SimulationCore
+from .errors import SimulationEscapeError
+from .policy import CONTINUE
+from .snapshots import caller_site
+
+#: Check the wall clock, chunk the trace and compact the timer heap once per
+#: this many loop turns (kept off the per-turn path).
+_MAINTAIN_EVERY: Final = 2048
+
+#: Rebuild the timer heap when more than this many entries are cancelled and
+#: they are over half of it (asyncio's own rule, which keeps memory bounded
+#: under heavy ``wait_for``/``timeout`` use).
+_MIN_CANCELLED_FOR_COMPACTION: Final = 100
+
+TimerEntry = tuple[int, int, events.TimerHandle, str]
+
+_current_task = asyncio.current_task
+
+
+class _Handle(events.Handle):
+    """``Handle`` without the per-handle debug-mode checks (this loop has no
+    debug mode): built on every wake-up, so its constructor is hot."""
+
+    __slots__ = ()
+
+    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
+        self._context = contextvars.copy_context() if context is None else context
+        self._loop = loop
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._repr = None
+        self._source_traceback = None
+
+
+class _TimerHandle(events.TimerHandle):
+    """``TimerHandle`` built the same way; ``when`` is the float of its tick."""
+
+    __slots__ = ()
+
+    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
+        self._context = contextvars.copy_context() if context is None else context
+        self._loop = loop
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._repr = None
+        self._source_traceback = None
+        self._when = when
+        self._scheduled = True
+
+
+class _TimerChoiceLabels(Sequence[str]):
+    """Labels of a ``"timer"`` choice without copying the due list each step."""
+
+    __slots__ = ("_offset", "_due")
+
+    def __init__(self, ready: bool, due: list[TimerEntry]) -> None:
+        self._offset = 1 if ready else 0
+        self._due = due
+
+    def __len__(self) -> int:
+        return len(self._due) + self._offset
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if index < 0:
+            index += len(self)
+        if self._offset and index == 0:
+            return CONTINUE
+        return self._due[index - self._offset][3] or "-"
+
+
+class _SimTask(asyncio.Task):  # type: ignore[misc]
+    """A task whose hash is its creation number in the simulation (see module doc)."""
+
+    def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int) -> None:
+        # Set before Task.__init__, which adds the task to a weak set (hashing it).
+        self._agentsim_number = number
+        super().__init__(coro, loop=loop, name=name, context=context)
+
+    def __hash__(self) -> int:
+        return self._agentsim_number
+
+
+def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    # Delivered one loop turn later, as a worker thread's result would be: the
+    # awaiting task suspends once, and can be cancelled meanwhile.
+    if future.cancelled():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
+class VirtualEventLoop(asyncio.BaseEventLoop):
+    """The asyncio loop of one simulation. Create through the asyncio backend."""
+
+    def __init__(self, core: SimulationCore) -> None:
+        super().__init__()
+        self._core = core
+        self._clock = core.clock
+        self._now = 0.0
+        self._timers: list[TimerEntry] = []
+        self._timer_sequence = itertools.count()
+        self._cancelled_timers = 0
+        #: Timers due now that a non-FIFO policy has not fired yet (in schedule order).
+        self._due: list[TimerEntry] = []
+        self._fifo = core.policy.fifo
+        self._record = core.trace.record
+        self._append_event = core.trace.append_raw
+        self._task_numbers = itertools.count(1)
+        self._countdown = _MAINTAIN_EVERY
+        #: Called when no callback is ready and no timer is left.
+        self.on_idle: Callable[[], None] = self.stop
+
+    # -- time ----------------------------------------------------------------
+
+    def time(self) -> float:
+        return self._now
+
+    def _jump_to(self, ticks: int) -> None:
+        self._clock.ticks = ticks
+        self._now = ticks / TICKS_PER_SECOND
+
+    def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        handle = _Handle(callback, args, self, context)
+        self._ready.append(handle)
+        return handle
+
+    def _call_soon(self, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.Handle:
+        handle = _Handle(callback, args, self, context)
+        self._ready.append(handle)
+        return handle
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
+        if delay is None:
+            raise TypeError("delay must not be None")
+        # Exact integer arithmetic from "now": ten sleep(0.05) end at exactly 0.5 s.
+        ticks = self._clock.ticks
+        if delay > 0:
+            ticks += round(delay * TICKS_PER_SECOND)
+        return self._schedule_timer(ticks, callback, args, context)
+
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
+        if when is None:
+            raise TypeError("when cannot be None")
+        return self._schedule_timer(round(when * TICKS_PER_SECOND), callback, args, context)
+
+    def _schedule_timer(self, ticks: int, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.TimerHandle:
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+        task = _current_task(self)
+        heappush(self._timers, (ticks, next(self._timer_sequence), handle, task.get_name() if task is not None else ""))
+        return handle
+
+    def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
+        if handle._scheduled:
+            self._cancelled_timers += 1
+
+    # -- the loop ------------------------------------------------------------
+
+    def _run_once(self) -> None:
+        self._countdown -= 1
+        if not self._countdown:
+            self._maintain()
+        ready = self._ready
+        timers = self._timers
+        if not ready and not self._due:
+            # Nothing runnable: jump the clock to the earliest live timer.
+            while timers and timers[0][2]._cancelled:
+                heappop(timers)[2]._scheduled = False
+                self._cancelled_timers -= 1
+            if not timers:
+                self.on_idle()
+                return
+            ticks = timers[0][0]
+            if ticks > self._clock.ticks:
+                if self._clock.exceeds_limit(ticks):
+                    self._core.abort(self._limit_error(ticks))
+                    if not ready:
+                        self.on_idle()
+                    return
+                self._clock.ticks = ticks
+                self._now = ticks / TICKS_PER_SECOND
+        if not self._fifo:
+            self._step_with_policy()
+            return
+        # FIFO: fire every due timer in schedule order, then run the batch that
+        # was ready at the start of this turn (asyncio's own rule).
+        now = self._clock.ticks
+        if timers and timers[0][0] <= now:
+            append_event = self._append_event
+            while timers and timers[0][0] <= now:
+                _, _, handle, creator = heappop(timers)
+                handle._scheduled = False
+                if handle._cancelled:
+                    self._cancelled_timers -= 1
+                    continue
+                append_event((now, "timer", creator, ""))
+                ready.append(handle)
+        for _ in range(len(ready)):
+            handle = ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+
+    def _maintain(self) -> None:
+        """Every few thousand turns: wall clock, trace chunking, heap compaction."""
+        self._countdown = _MAINTAIN_EVERY
+        self._core.trace.flush_if_large()
+        if self._cancelled_timers > _MIN_CANCELLED_FOR_COMPACTION and self._cancelled_timers * 2 > len(self._timers):
+            live = []
+            for entry in self._timers:
+                if entry[2]._cancelled:
+                    entry[2]._scheduled = False
+                else:
+                    live.append(entry)
+            heapify(live)
+            self._timers = live
+            self._cancelled_timers = 0
+        if self._core.wall_time_exceeded():
+            self._core.abort(self._core.wall_timeout_error())
+
+    def _step_with_policy(self) -> None:
+        """One step when the policy decides: fire a due timer, or run one callback.
+
+        The ready queue is never reordered: everything in it was caused, in
+        that order, by work that already ran. Only timers due now may enter it
+        at a point of the policy's choosing, as a late-firing timer would.
+        """
+        timers, due, ready = self._timers, self._due, self._ready
+        now = self._clock.ticks
+        while timers and timers[0][0] <= now:
+            entry = heappop(timers)
+            if entry[2]._cancelled:
+                entry[2]._scheduled = False
+                self._cancelled_timers -= 1
+            else:
+                due.append(entry)
+        if not due:
+            for _ in range(len(ready)):
+                handle = ready.popleft()
+                if not handle._cancelled:
+                    handle._run()
+            return
+        labels = _TimerChoiceLabels(bool(ready), due)
+        chosen = self._core.policy.choose("timer", labels) if len(labels) > 1 else 0
+        if len(labels) > 1:
+            self._core.trace.record_choice(now, "timer", labels, chosen)
+        if ready and chosen == 0:
+            handle = ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+            return
+        _, _, handle, creator = due.pop(chosen - 1 if ready else chosen)
+        handle._scheduled = False
+        if handle._cancelled:  # cancelled while waiting to fire: nothing to do
+            self._cancelled_timers -= 1
+            return
+        self._append_event((now, "timer", creator, ""))
+        ready.append(handle)
+
+    def _limit_error(self, next_ticks: int) -> Any:
+        from .errors import VirtualTimeLimitError
+        from .snapshots import snapshot_task
+
+        limit = (self._clock.limit_ticks or 0) / TICKS_PER_SECOND
+        tasks = tuple(snapshot_task(t) for t in self.sim_tasks())
+        return VirtualTimeLimitError(limit, next_ticks / TICKS_PER_SECOND, tasks)
+
+    # -- tasks and futures ---------------------------------------------------
+
+    def create_task(self, coro: Any, *, name: str | None = None, context: Any = None) -> asyncio.Task[Any]:
+        self._check_closed()
+        number = next(self._task_numbers)
+        task = _SimTask(coro, loop=self, name=name or f"Task-{number}", context=context, number=number)
+        parent = asyncio.current_task(self)
+        self._record(self._clock.ticks, "spawn", task.get_name(), f"by {parent.get_name()}" if parent else "")
+        task.add_done_callback(self._record_exit)
+        return task
+
+    def _record_exit(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            outcome = "cancelled"
+        elif task.exception() is not None:
+            outcome = f"raised {type(task.exception()).__name__}"
+        else:
+            outcome = "returned"
+        self._record(self._clock.ticks, "exit", task.get_name(), outcome)
+
+    def sim_tasks(self) -> list[asyncio.Task[Any]]:
+        """Unfinished tasks of this loop, in creation order."""
+        tasks = [t for t in asyncio.all_tasks(self) if not t.done()]
+        return sorted(tasks, key=lambda t: getattr(t, "_agentsim_number", 0))
+
+    # -- executors: inline, on frozen virtual time ---------------------------
+
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run ``func`` inline instead of in a thread.
+
+        No loop turn happens while it runs, so virtual time stands still and
+        no wall time can leak into the schedule; to the awaiting task it looks
+        exactly like a thread that finished instantly.
+        """
+        self._check_closed()
+        future = self.create_future()
+        task = asyncio.current_task(self)
+        self._record(self._clock.ticks, "inline", task.get_name() if task else "", getattr(func, "__qualname__", repr(func)))
+        try:
+            result = func(*args)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            self.call_soon(_settle, future, None, exc)
+        else:
+            self.call_soon(_settle, future, result, None)
+        return future
+
+    def set_default_executor(self, executor: Any) -> None:
+        # Executors are never used: all executor work runs inline.
+        pass
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        return None
+
+    # -- real I/O is an escape -----------------------------------------------
+
+    def _escape(self, api: str) -> SimulationEscapeError:
+        error = SimulationEscapeError("socket", api, caller_site(3))
+        self._core.record_escape(error)
+        return error
+
+    async def getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        raise self._escape(f"loop.getaddrinfo({host!r}, {port!r})")
+
+    async def getnameinfo(self, sockaddr: Any, flags: int = 0) -> Any:
+        raise self._escape(f"loop.getnameinfo({sockaddr!r})")
+
+    def _write_to_self(self) -> None:
+        # call_soon_threadsafe from the loop's own thread needs no wake-up: the
+        # loop never blocks on a selector. Other threads are escapes anyway.
+        pass
+
+    def _process_events(self, event_list: Any) -> None:  # pragma: no cover - never polled
+        pass

@@ -1,0 +1,138 @@
+"""State shared by a simulation's backend, patches and public functions.
+
+One :class:`SimulationCore` exists per running simulation and is registered
+for the thread that runs it, which is how :func:`agentsim.now` and the
+determinism patches find "the current simulation" without any global switch
+that other threads could see.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from functools import cached_property
+from collections.abc import Callable
+from typing import Final
+
+from .clock import TICKS_PER_SECOND, VirtualClock
+from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, WallTimeoutError
+from .policy import SchedulingPolicy
+from .trace import Trace
+
+#: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
+real_perf_counter: Final = time.perf_counter
+
+#: Virtual ``time.time()`` is this Unix epoch plus virtual seconds (2025-01-01T00:00:00Z),
+#: so timestamps look plausible and are the same in every run.
+VIRTUAL_EPOCH: Final = 1_735_689_600
+
+
+class SimulationCore:
+    """Everything one simulation owns: clock, policy, trace, seed and its fate."""
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        policy: SchedulingPolicy,
+        clock: VirtualClock,
+        trace: Trace,
+        wall_timeout: float | None,
+        backend: str,
+    ) -> None:
+        self.seed = seed
+        self.policy = policy
+        self.clock = clock
+        self.trace = trace
+        self.backend = backend
+        self.wall_timeout = wall_timeout
+        self._wall_deadline: float | None = None
+        #: The first kernel-level failure (deadlock, limit, wall timeout, escape)
+        #: that ended the simulation early; reported instead of what it caused.
+        self.abort_error: SimulationError | None = None
+        #: Escapes, even those the simulated code caught and swallowed.
+        self.escapes: list[SimulationEscapeError] = []
+        #: Escape guards only fire once the backend has finished its own set-up
+        #: (trio opens a wake-up socket pair before the first task runs).
+        self.guards_armed = False
+        #: Set by the backend: cancel the main task so that clean-up code runs.
+        self.cancel_main: Callable[[], None] = lambda: None
+
+    # -- time ----------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.clock.ticks / TICKS_PER_SECOND
+
+    def start_wall_clock(self) -> None:
+        if self.wall_timeout is not None:
+            self._wall_deadline = real_perf_counter() + self.wall_timeout
+
+    def wall_time_exceeded(self) -> bool:
+        deadline = self._wall_deadline
+        return deadline is not None and real_perf_counter() > deadline
+
+    def wall_timeout_error(self, running: object = None) -> WallTimeoutError:
+        from .snapshots import snapshot_task
+
+        task = snapshot_task(running) if running is not None else None
+        return WallTimeoutError(self.wall_timeout or 0.0, self.now, task)
+
+    # -- fate ----------------------------------------------------------------
+
+    def abort(self, error: SimulationError) -> None:
+        """End the simulation with ``error``: keep the first, cancel the main task."""
+        if self.abort_error is None:
+            self.abort_error = error
+            self.trace.record(self.clock.ticks, "abort", "", type(error).__name__)
+            self.cancel_main()
+
+    def record_escape(self, error: SimulationEscapeError) -> None:
+        self.escapes.append(error)
+        self.trace.record(self.clock.ticks, "escape", "", f"{error.api} at {error.site}")
+
+    @cached_property
+    def uuid_rng(self) -> random.Random:
+        """The generator behind ``uuid.uuid4()`` inside this simulation."""
+        return random.Random(self.derived_seed("uuid4"))
+
+    def derived_seed(self, purpose: str) -> str:
+        """A per-purpose seed string, so that streams never share state."""
+        return f"agentsim:{purpose}:{self.seed}"
+
+
+_local = threading.local()
+
+
+def current_core() -> SimulationCore | None:
+    """The simulation running in this thread, if any."""
+    return getattr(_local, "core", None)
+
+
+def require_core(api: str) -> SimulationCore:
+    core = getattr(_local, "core", None)
+    if core is None:
+        raise NotInSimulationError(api)
+    return core
+
+
+def set_current_core(core: SimulationCore | None) -> None:
+    _local.core = core
+
+
+def now() -> float:
+    """Current virtual time of the running simulation, in seconds.
+
+    Starts at ``0.0`` and only moves when every task is blocked, jumping to
+    the next timer::
+
+        async def main():
+            await asyncio.sleep(1.5)
+            assert agentsim.now() == 1.5
+
+        agentsim.run(main)
+
+    Raises :class:`NotInSimulationError` outside a simulation.
+    """
+    return require_core("agentsim.now").now

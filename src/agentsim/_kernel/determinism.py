@@ -1,0 +1,147 @@
+"""Make wall-clock reads, random ids and global randomness deterministic.
+
+While a simulation runs in a thread, that thread sees:
+
+* ``time.time()``/``time_ns()`` = :data:`~agentsim._kernel.core.VIRTUAL_EPOCH` +
+  virtual seconds; ``time.monotonic()``/``perf_counter()`` (and ``_ns``) =
+  virtual seconds. Code that measures durations therefore measures virtual
+  durations (the SDK's realtime audio tracker computes truncation offsets
+  this way).
+* ``uuid.uuid4()`` drawn from a generator seeded by the simulation's seed.
+* the global :mod:`random` generator seeded from the seed (the SDK's retry
+  back-off jitter uses it), its previous state restored afterwards.
+* in the openai-agents SDK's modules, names bound to ``uuid4`` or the
+  ``datetime`` class (``from uuid import uuid4``) rebound to the seeded and
+  virtual versions; ``datetime.now()`` is C code and cannot be patched at the
+  class.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import random
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .core import VIRTUAL_EPOCH, SimulationCore, current_core
+from .patching import PatchSet, SharedInstaller
+
+_real_datetime = _dt.datetime
+_real_uuid4 = uuid.uuid4
+
+
+def _dispatch(real: Callable[[], Any], virtual: Callable[[SimulationCore], Any]) -> Callable[[], Any]:
+    def clock() -> Any:
+        core = current_core()
+        return real() if core is None else virtual(core)
+
+    clock.__name__ = getattr(real, "__name__", "clock")
+    clock.__wrapped__ = real  # type: ignore[attr-defined]
+    return clock
+
+
+def _virtual_uuid4() -> uuid.UUID:
+    core = current_core()
+    if core is None:
+        return _real_uuid4()
+    return uuid.UUID(int=core.uuid_rng.getrandbits(128), version=4)
+
+
+class _DatetimeMeta(type):
+    # Code that imported the class also uses it in isinstance checks against
+    # real datetimes made elsewhere; keep those true.
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, _real_datetime)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, _real_datetime)
+
+
+class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
+    """``datetime.datetime`` whose ``now()``/``utcnow()``/``today()`` read virtual time."""
+
+    @classmethod
+    def now(cls, tz: _dt.tzinfo | None = None) -> _dt.datetime:  # type: ignore[override]
+        core = current_core()
+        if core is None:
+            return _real_datetime.now(tz)
+        return _real_datetime.fromtimestamp(VIRTUAL_EPOCH + core.now, tz)
+
+    @classmethod
+    def utcnow(cls) -> _dt.datetime:  # type: ignore[override]
+        return cls.now(_dt.timezone.utc).replace(tzinfo=None)
+
+    @classmethod
+    def today(cls) -> _dt.datetime:  # type: ignore[override]
+        return cls.now()
+
+
+def _build_clock_patches() -> PatchSet:
+    patches = PatchSet()
+    virtual_s: Callable[[SimulationCore], float] = lambda core: core.now
+    virtual_ns: Callable[[SimulationCore], int] = lambda core: core.clock.ticks
+    patches.add(time, "time", _dispatch(time.time, lambda core: VIRTUAL_EPOCH + core.now))
+    patches.add(time, "time_ns", _dispatch(time.time_ns, lambda core: VIRTUAL_EPOCH * 1_000_000_000 + core.clock.ticks))
+    for name in ("monotonic", "perf_counter"):
+        patches.add(time, name, _dispatch(getattr(time, name), virtual_s))
+        patches.add(time, f"{name}_ns", _dispatch(getattr(time, f"{name}_ns"), virtual_ns))
+    patches.add(uuid, "uuid4", _virtual_uuid4)
+    return patches
+
+
+clock_patches = SharedInstaller(_build_clock_patches)
+
+
+class _SdkModuleNames:
+    """Where SDK modules bound ``uuid4`` or ``datetime`` by name; rescanned when
+    new modules have been imported since the last scan."""
+
+    def __init__(self) -> None:
+        self._module_count = -1
+        self._sites: list[tuple[Any, str, Any]] = []
+
+    def sites(self) -> list[tuple[Any, str, Any]]:
+        if len(sys.modules) != self._module_count:
+            self._module_count = len(sys.modules)
+            replacements = {id(_real_uuid4): _virtual_uuid4, id(_real_datetime): VirtualDatetime}
+            sites = []
+            for module_name, module in list(sys.modules.items()):
+                if module is None or not (module_name == "agents" or module_name.startswith("agents.")):
+                    continue
+                for name, value in list(vars(module).items()):
+                    replacement = replacements.get(id(value))
+                    if replacement is not None:
+                        sites.append((module, name, replacement))
+            self._sites = sites
+        return self._sites
+
+
+_sdk_names = _SdkModuleNames()
+
+
+def _build_sdk_name_patches() -> PatchSet:
+    patches = PatchSet()
+    for module, name, replacement in _sdk_names.sites():
+        patches.add(module, name, replacement)
+    return patches
+
+
+sdk_name_patches = SharedInstaller(_build_sdk_name_patches)
+
+
+class SeededGlobalRandom:
+    """Seed :mod:`random`'s global generator for one simulation, then restore it."""
+
+    def __init__(self, core: SimulationCore) -> None:
+        self._core = core
+        self._saved: Any = None
+
+    def __enter__(self) -> None:
+        self._saved = random.getstate()
+        random.seed(self._core.derived_seed("global-random"))
+
+    def __exit__(self, *exc: object) -> None:
+        random.setstate(self._saved)

@@ -1,0 +1,88 @@
+"""Escape guards: real sockets, threads, processes and blocking sleeps.
+
+Inside an armed simulation each guarded call raises
+:class:`~agentsim.SimulationEscapeError` naming the call site, and the
+simulation remembers it even if the code swallows the exception ("nothing
+silent"). Outside a simulation, or in another thread, the original runs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .core import current_core
+from .errors import SimulationEscapeError
+from .patching import PatchSet, SharedInstaller
+from .snapshots import format_site
+
+_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
+_AGENTSIM = os.path.normcase(os.path.dirname(os.path.dirname(__file__)))
+
+
+def _user_site() -> str:
+    """The first frame up the stack that is neither the stdlib nor agentsim."""
+    frame = sys._getframe(2)
+    fallback = None
+    while frame is not None:
+        filename = os.path.normcase(frame.f_code.co_filename)
+        if fallback is None:
+            fallback = frame
+        in_stdlib = filename.startswith(_STDLIB) and "site-packages" not in filename
+        if not (in_stdlib or filename.startswith(_AGENTSIM) or filename.startswith("<frozen")):
+            return format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    if fallback is None:  # pragma: no cover
+        return "<unknown>"
+    return format_site(fallback.f_code.co_filename, fallback.f_lineno, fallback.f_code.co_name)
+
+
+def _guard(kind: str, describe: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        core = current_core()
+        if core is not None and core.guards_armed:
+            error = SimulationEscapeError(kind, describe(*args, **kwargs), _user_site())
+            core.record_escape(error)
+            raise error
+        return original(*args, **kwargs)
+
+    guarded.__wrapped__ = original  # type: ignore[attr-defined]
+    return guarded
+
+
+def _sleep_guard(original: Callable[[float], None]) -> Callable[[float], None]:
+    def sleep(seconds: float) -> None:
+        core = current_core()
+        # sleep(0) only yields the GIL; it cannot leak wall time into the schedule.
+        if core is not None and core.guards_armed and seconds > 0:
+            error = SimulationEscapeError("sleep", f"time.sleep({seconds!r})", _user_site())
+            core.record_escape(error)
+            raise error
+        original(seconds)
+
+    return sleep
+
+
+def _build() -> PatchSet:
+    patches = PatchSet()
+    patches.add(socket.socket, "__init__", _guard("socket", lambda *a, **k: "socket.socket()", socket.socket.__init__))
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "create_connection"):
+        patches.add(socket, name, _guard("socket", lambda *a, _n=name, **k: f"socket.{_n}{a[:2]!r}", getattr(socket, name)))
+    patches.add(
+        threading.Thread,
+        "start",
+        _guard("thread", lambda thread, *a, **k: f"threading.Thread.start() of {thread.name!r}", threading.Thread.start),
+    )
+    patches.add(subprocess.Popen, "__init__", _guard("subprocess", lambda p, args, *a, **k: f"subprocess.Popen({args!r})", subprocess.Popen.__init__))
+    patches.add(time, "sleep", _sleep_guard(time.sleep))
+    return patches
+
+
+escape_guards = SharedInstaller(_build)

@@ -1,0 +1,286 @@
+"""``run`` and ``simulate``: start a simulation, run it, report how it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import signal
+import threading
+import warnings
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from .backend import Backend, Outcome
+from .clock import VirtualClock
+from .core import SimulationCore, current_core, set_current_core
+from .determinism import SeededGlobalRandom, clock_patches, sdk_name_patches
+from .errors import (
+    LeftoverTasksWarning,
+    NestedSimulationError,
+    SimulationConfigError,
+    SimulationError,
+    TaskSnapshot,
+)
+from .escapes import escape_guards
+from .patching import SharedInstaller
+from .policy import SchedulingPolicy, make_policy
+from .sdk import SdkTracing
+from .threads import inline_threads
+from .trace import Trace
+
+T = TypeVar("T")
+BackendName = Literal["asyncio", "trio"]
+
+
+@dataclass(frozen=True)
+class SimulationResult(Generic[T]):
+    """How one simulation ended.
+
+    ``value`` is what the main function returned (None if it raised);
+    ``exception`` what it raised, or the kernel error that stopped it
+    (deadlock, limits, escape); ``end_time`` the virtual seconds when it
+    ended; ``trace`` the ordered record, whose ``digest()`` identifies the
+    schedule.
+    """
+
+    value: T | None
+    exception: BaseException | None
+    end_time: float
+    trace: Trace
+    seed: int
+    strategy: str
+    backend: str
+    leftover_tasks: tuple[TaskSnapshot, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True if the main function returned normally."""
+        return self.exception is None
+
+    def unwrap(self) -> T:
+        """The value, or raise the exception (as :func:`agentsim.run` does)."""
+        if self.exception is not None:
+            raise self.exception
+        return self.value  # type: ignore[return-value]
+
+
+def _backends() -> dict[str, Callable[[], Backend]]:
+    from .asyncio_backend import AsyncioBackend
+    from .trio_backend import TrioBackend
+
+    return {"asyncio": AsyncioBackend, "trio": TrioBackend}
+
+
+async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
+    """Call the user's function inside the simulation and await what it returns."""
+    awaitable = async_fn(*args)
+    if not inspect.isawaitable(awaitable):
+        raise SimulationConfigError(
+            "async_fn", async_fn, f"an async function; calling it returned {type(awaitable).__name__}, not an awaitable"
+        )
+    return await awaitable
+
+
+def _validate(async_fn: object, seed: object, backend: object, max_virtual_time: object, wall_timeout: object) -> None:
+    if not callable(async_fn):
+        raise SimulationConfigError("async_fn", async_fn, "an async function")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SimulationConfigError("seed", seed, "an int")
+    if backend not in ("asyncio", "trio"):
+        raise SimulationConfigError("backend", backend, "'asyncio' or 'trio'")
+    for name, value in (("max_virtual_time", max_virtual_time), ("wall_timeout", wall_timeout)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isnan(value):
+            raise SimulationConfigError(name, value, "a positive number of seconds, or None for no limit")
+
+
+def _check_not_nested(backend: str) -> None:
+    if current_core() is not None:
+        raise NestedSimulationError("agentsim")
+    if asyncio._get_running_loop() is not None:
+        raise NestedSimulationError("asyncio")
+    import trio
+
+    if trio.lowlevel.in_trio_run():
+        raise NestedSimulationError("trio")
+
+
+@contextmanager
+def _installed(installer: SharedInstaller) -> Iterator[None]:
+    installer.acquire()
+    try:
+        yield
+    finally:
+        installer.release()
+
+
+@contextmanager
+def _wall_alarm(core: SimulationCore) -> Iterator[None]:
+    """Interrupt CPU-bound code that never yields, where signals allow it.
+
+    The loops check the wall clock between callbacks themselves; this covers a
+    ``while True`` without ``await``, which only a signal can interrupt.
+    Previous handlers and timers (pytest-timeout's) are restored after.
+    """
+    usable = (
+        core.wall_timeout is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        core.abort(core.wall_timeout_error(_running_task()))
+        raise core.abort_error  # type: ignore[misc]
+
+    previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+    previous_timer = signal.setitimer(signal.ITIMER_REAL, core.wall_timeout, 1.0)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_timer[0] > 0:
+            signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+
+
+def _running_task() -> Any:
+    try:
+        task = asyncio.current_task()
+        if task is not None:
+            return task
+    except RuntimeError:
+        pass
+    try:
+        import trio
+
+        return trio.lowlevel.current_task()
+    except RuntimeError:
+        return None
+
+
+def _final_exception(core: SimulationCore, outcome: Outcome) -> BaseException | None:
+    # A kernel abort explains whatever the program raised after it (usually a
+    # cancellation); an escape is the root cause even if the code caught it.
+    if core.abort_error is not None:
+        return core.abort_error
+    if core.escapes:
+        return core.escapes[0]
+    return outcome.exception
+
+
+def simulate(
+    async_fn: Callable[..., Awaitable[T]],
+    *args: Any,
+    seed: int = 0,
+    backend: BackendName = "asyncio",
+    strategy: str | SchedulingPolicy = "fifo",
+    max_virtual_time: float | None = None,
+    wall_timeout: float | None = 60.0,
+) -> SimulationResult[T]:
+    """Run ``async_fn(*args)`` in a simulation and report how it ended.
+
+    Never raises what the simulated program raised: that is in
+    ``result.exception``. Raises :class:`SimulationConfigError` for invalid
+    arguments and :class:`NestedSimulationError` when called inside a running
+    event loop. See :func:`agentsim.run` for the arguments::
+
+        result = agentsim.simulate(main, seed=7, strategy="random")
+        assert result.ok, result.exception
+        print(result.end_time, result.trace.digest())
+    """
+    _validate(async_fn, seed, backend, max_virtual_time, wall_timeout)
+    policy = make_policy(strategy, seed)
+    _check_not_nested(backend)
+    runner = _backends()[backend]()
+    core = SimulationCore(
+        seed=seed,
+        policy=policy,
+        clock=VirtualClock(max_virtual_time),
+        trace=Trace(),
+        wall_timeout=wall_timeout,
+        backend=backend,
+    )
+    set_current_core(core)
+    try:
+        with ExitStack() as stack:
+            for installer in (clock_patches, escape_guards, inline_threads, sdk_name_patches):
+                stack.enter_context(_installed(installer))
+            stack.enter_context(SeededGlobalRandom(core))
+            stack.enter_context(SdkTracing(core))
+            stack.enter_context(_wall_alarm(core))
+            core.start_wall_clock()
+            try:
+                outcome = runner.run(core, async_fn, args)
+            except SimulationError as exc:  # a wall-timeout alarm that hit the loop itself
+                outcome = Outcome(exception=exc)
+    finally:
+        core.guards_armed = False
+        set_current_core(None)
+    if outcome.leftover_tasks:
+        warnings.warn(LeftoverTasksWarning(outcome.leftover_tasks), stacklevel=2)
+    return SimulationResult(
+        value=outcome.value,
+        exception=_final_exception(core, outcome),
+        end_time=core.now,
+        trace=core.trace,
+        seed=seed,
+        strategy=policy.name,
+        backend=backend,
+        leftover_tasks=outcome.leftover_tasks,
+    )
+
+
+def run(
+    async_fn: Callable[..., Awaitable[T]],
+    *args: Any,
+    seed: int = 0,
+    backend: BackendName = "asyncio",
+    strategy: str | SchedulingPolicy = "fifo",
+    max_virtual_time: float | None = None,
+    wall_timeout: float | None = 60.0,
+) -> T:
+    """Run ``async_fn(*args)`` on a virtual clock and return its result.
+
+    Like ``asyncio.run``/``trio.run``, but every sleep, timeout and deadline
+    uses virtual time, which jumps to the next timer as soon as every task is
+    blocked, and the order of events that the program leaves open is chosen
+    by ``strategy`` from ``seed``::
+
+        async def main():
+            await asyncio.sleep(3600)   # an hour, in microseconds of real time
+            return agentsim.now()
+
+        assert agentsim.run(main) == 3600.0
+
+    Arguments:
+        seed: selects the schedule for non-FIFO strategies; same seed, same run.
+        backend: ``"asyncio"`` (also for anyio code and the openai-agents SDK)
+            or ``"trio"``.
+        strategy: ``"fifo"`` (stock order), ``"random"``, or a
+            :class:`SchedulingPolicy`.
+        max_virtual_time: raise :class:`VirtualTimeLimitError` instead of
+            moving the clock past this many virtual seconds.
+        wall_timeout: raise :class:`WallTimeoutError` after this many real
+            seconds (a task spinning without awaiting).
+
+    Raises whatever the main function raised, or :class:`DeadlockError`,
+    :class:`VirtualTimeLimitError`, :class:`WallTimeoutError`,
+    :class:`SimulationEscapeError`.
+    """
+    result = simulate(
+        async_fn,
+        *args,
+        seed=seed,
+        backend=backend,
+        strategy=strategy,
+        max_virtual_time=max_virtual_time,
+        wall_timeout=wall_timeout,
+    )
+    return result.unwrap()

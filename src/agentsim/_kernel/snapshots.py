@@ -1,0 +1,84 @@
+"""Pictures of tasks for error messages: where each one is blocked.
+
+A suspended coroutine's own frame says only its outermost ``await``; the
+interesting line is at the end of the ``cr_await`` chain, so we follow it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable
+from types import FrameType
+from typing import Any
+
+from .errors import TaskSnapshot
+
+
+def format_site(filename: str, lineno: int, function: str) -> str:
+    """``file:line in function`` with the path shortened to something readable."""
+    return f"{short_path(filename)}:{lineno} in {function}"
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
+_KERNEL = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def short_path(filename: str) -> str:
+    marker = f"site-packages{os.sep}"
+    index = filename.rfind(marker)
+    if index >= 0:
+        return filename[index + len(marker) :]
+    if filename.startswith(_STDLIB):
+        return filename[len(_STDLIB) :]
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+def caller_site(depth: int = 2) -> str:
+    """The ``file:line in function`` of the frame ``depth`` levels above the caller."""
+    frame: FrameType | None = sys._getframe(depth)
+    if frame is None:  # pragma: no cover - only at the bottom of a thread
+        return "<unknown>"
+    return format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def coroutine_stack(coro: Any) -> tuple[str, ...]:
+    """Frames of a suspended coroutine, outermost first, down its ``await`` chain."""
+    sites: list[str] = []
+    seen = 0
+    while coro is not None and seen < 200:
+        seen += 1
+        frame = (
+            getattr(coro, "cr_frame", None)
+            or getattr(coro, "gi_frame", None)
+            or getattr(coro, "ag_frame", None)
+        )
+        if frame is None:
+            break
+        if not frame.f_code.co_filename.startswith(_KERNEL):  # the kernel's own wrappers are noise
+            sites.append(format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        coro = (
+            getattr(coro, "cr_await", None)
+            or getattr(coro, "gi_yieldfrom", None)
+            or getattr(coro, "ag_await", None)
+        )
+    return tuple(sites)
+
+
+def snapshot_task(task: Any) -> TaskSnapshot:
+    """A :class:`TaskSnapshot` of an asyncio or trio task."""
+    if hasattr(task, "iter_await_frames"):  # trio
+        frames: Iterable[tuple[FrameType, int]] = task.iter_await_frames()
+        stack = tuple(
+            format_site(f.f_code.co_filename, lineno, f.f_code.co_name)
+            for f, lineno in frames
+            if not f.f_code.co_filename.startswith(_KERNEL)
+        )
+        return TaskSnapshot(task.name, stack)
+    coro = task.get_coro() if hasattr(task, "get_coro") else None
+    return TaskSnapshot(task.get_name(), coroutine_stack(coro))

@@ -1,0 +1,234 @@
+"""Run a simulation's main function under ``trio.run`` on virtual time.
+
+Trio already has the two hooks a simulation needs:
+
+* a pluggable clock with an "autojump" that the run loop calls when every
+  task is blocked. :class:`TrioVirtualClock` jumps to the next deadline in
+  integer ticks (see ``clock.py``) and reports a deadlock when there is none.
+* a deterministic-scheduling switch (meant for Hypothesis): with it, each
+  batch of runnable tasks is sorted by creation order and then shuffled by
+  the module's ``_r``. We swap ``_r`` for an object that asks the scheduling
+  policy, so FIFO runs batches in creation order and other policies choose
+  (and record) the order. Trio promises nothing about order within a batch,
+  so every choice is one a real trio run could make.
+
+Trio's deadlines are floats. Deadlines computed from different instants can
+differ by an ulp while meaning the same tick; on a jump the clock therefore
+reports, once, the largest deadline of the target tick, so that trio expires
+the whole tick in one batch (a real tie), and exact tick time afterwards.
+These hooks touch three private names of trio (``_run._r``,
+``_run._ALLOW_DETERMINISTIC_SCHEDULING``, ``runner.deadlines``), checked at
+start with a clear error if a trio release renames them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Iterator
+from math import inf
+from typing import Any
+
+import trio
+from trio._core import _run as trio_run_module
+from trio.testing import MockClock
+
+from .backend import Backend, Outcome
+from .clock import TICKS_PER_SECOND
+from .core import SimulationCore
+from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
+from .patching import PatchSet
+from .snapshots import snapshot_task
+
+_WALL_CHECK_EVERY = 1024
+
+
+class _TrioHardStop(SimulationError):
+    """Raised out of trio's run loop when an abort could not end the program."""
+
+
+class TrioVirtualClock:
+    """Drives a trio ``MockClock`` (threshold 0) from the simulation's tick clock.
+
+    Trio only autojumps a ``MockClock``, and ``MockClock`` may not be
+    subclassed, so :meth:`attach` rebinds the instance's methods to these.
+    """
+
+    def __init__(self, core: SimulationCore) -> None:
+        self._core = core
+        #: One-shot value for the run loop's deadline expiry right after a jump.
+        self._expiry: float | None = None
+
+    def attach(self) -> MockClock:
+        clock = MockClock(rate=0.0, autojump_threshold=0.0)
+        clock.current_time = self.current_time  # type: ignore[method-assign]
+        clock.deadline_to_sleep_time = self.deadline_to_sleep_time  # type: ignore[method-assign]
+        clock.jump = self.jump  # type: ignore[method-assign]
+        clock._autojump = self._autojump  # type: ignore[method-assign]
+        return clock
+
+    def current_time(self) -> float:
+        expiry = self._expiry
+        if expiry is not None:
+            self._expiry = None
+            return expiry
+        return self._core.clock.ticks / TICKS_PER_SECOND
+
+    def deadline_to_sleep_time(self, deadline: float) -> float:
+        return 0.0 if deadline <= self._core.clock.ticks / TICKS_PER_SECOND else 999999999.0
+
+    def jump(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time can't go backwards")
+        self._core.clock.advance_to(self._core.clock.ticks + round(seconds * TICKS_PER_SECOND))
+
+    def _autojump(self) -> None:
+        core = self._core
+        runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
+        deadline = runner.deadlines.next_deadline()
+        if deadline == inf:
+            _on_idle(core, runner)
+            return
+        ticks = max(round(deadline * TICKS_PER_SECOND), core.clock.ticks)
+        if core.clock.exceeds_limit(ticks):
+            limit = (core.clock.limit_ticks or 0) / TICKS_PER_SECOND
+            error = VirtualTimeLimitError(limit, ticks / TICKS_PER_SECOND, _snapshots(runner))
+            if core.abort_error is not None:
+                raise _TrioHardStop(str(error))
+            core.abort(error)
+            return
+        core.clock.advance_to(ticks)
+        self._expiry = max(ticks / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, ticks))
+        core.trace.record(ticks, "jump", "", "")
+
+
+def _latest_deadline_in_tick(heap: list[tuple[float, int, Any]], ticks: int) -> float:
+    """Largest heap deadline that rounds to ``ticks`` or earlier (prunes the heap walk)."""
+    bound = (ticks + 0.5) / TICKS_PER_SECOND
+    latest = -inf
+    stack = [0]
+    while stack:
+        index = stack.pop()
+        if index < len(heap) and heap[index][0] < bound:
+            latest = max(latest, heap[index][0])
+            stack += (2 * index + 1, 2 * index + 2)
+    return latest
+
+
+class _PolicyShuffler(random.Random):
+    """Stands in for trio's scheduler RNG: batches are ordered by the policy."""
+
+    def __init__(self, core: SimulationCore) -> None:
+        super().__init__(0)
+        self._core = core
+        self._steps = 0
+
+    def shuffle(self, batch: list[Any]) -> None:  # type: ignore[override]
+        core = self._core
+        self._steps += len(batch)
+        if self._steps >= _WALL_CHECK_EVERY:
+            self._steps = 0
+            if core.wall_time_exceeded():
+                core.abort(core.wall_timeout_error())
+        # Trio runs the batch by popping from the end.
+        if core.policy.fifo or len(batch) < 2:
+            for task in reversed(batch):
+                core.trace.record(core.clock.ticks, "step", task.name, "")
+            batch.reverse()
+            return
+        remaining = list(batch)
+        order = []
+        while len(remaining) > 1:
+            labels = [task.name for task in remaining]
+            chosen = core.policy.choose("batch", labels)
+            core.trace.record_choice(core.clock.ticks, "batch", labels, chosen)
+            order.append(remaining.pop(chosen))
+        order += remaining
+        for task in order:
+            core.trace.record(core.clock.ticks, "step", task.name, "")
+        batch[:] = reversed(order)
+
+
+def _walk(task: Any) -> Iterator[Any]:
+    yield task
+    for nursery in task.child_nurseries:
+        for child in sorted(nursery.child_tasks, key=lambda t: t._counter):
+            yield from _walk(child)
+
+
+def _snapshots(runner: Any) -> tuple[TaskSnapshot, ...]:
+    tasks = []
+    if runner.main_task is not None:
+        tasks += list(_walk(runner.main_task))
+    if runner.system_nursery is not None:
+        tasks += [t for t in runner.system_nursery.child_tasks if t is not runner.main_task and not t.name.startswith("<")]
+    return tuple(snapshot_task(task) for task in tasks if not task.name.startswith("<"))
+
+
+def _on_idle(core: SimulationCore, runner: Any) -> None:
+    if core.abort_error is not None:
+        raise _TrioHardStop(f"the simulation could not be cancelled after: {core.abort_error}")
+    core.abort(DeadlockError(core.now, _snapshots(runner)))
+
+
+class TrioBackend(Backend):
+    name = "trio"
+
+    def run(self, core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Outcome:
+        _check_trio_internals()
+        outcome = Outcome()
+        patches = PatchSet()
+        patches.add(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING", True)
+        patches.add(trio_run_module, "_r", _PolicyShuffler(core))
+        patches.apply()
+        try:
+            outcome.value = trio.run(_main, core, async_fn, args, outcome, clock=TrioVirtualClock(core).attach())
+        except _TrioHardStop:
+            pass  # core.abort_error says why
+        except trio.TrioInternalError as exc:
+            if not isinstance(exc.__cause__, _TrioHardStop):
+                outcome.exception = exc
+        except BaseException as exc:  # noqa: BLE001 - reported, not swallowed
+            outcome.exception = exc
+        finally:
+            patches.restore()
+        return outcome
+
+
+async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], outcome: Outcome) -> Any:
+    from .simulation import call_async_fn
+
+    task = trio.lowlevel.current_task()
+    task.name = "main"
+    try:
+        with trio.CancelScope() as scope:
+            core.cancel_main = scope.cancel
+            core.guards_armed = True
+            return await call_async_fn(async_fn, args)
+        return None  # cancelled by an abort; core.abort_error says why
+    finally:
+        # Nurseries make leftovers impossible, except system tasks the program
+        # spawned; trio cancels those when the main task returns.
+        runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
+        outcome.leftover_tasks = tuple(
+            snapshot_task(t)
+            for t in sorted(runner.system_nursery.child_tasks, key=lambda t: t._counter)
+            if t is not task and not t.name.startswith("<")
+        )
+
+
+def _check_trio_internals() -> None:
+    missing = [
+        name
+        for name, ok in (
+            ("trio._core._run._r", hasattr(trio_run_module, "_r")),
+            ("trio._core._run._ALLOW_DETERMINISTIC_SCHEDULING", hasattr(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING")),
+            ("trio._core._run.GLOBAL_RUN_CONTEXT", hasattr(trio_run_module, "GLOBAL_RUN_CONTEXT")),
+        )
+        if not ok
+    ]
+    if missing:
+        raise SimulationError(
+            f"this trio release ({trio.__version__}) lacks {', '.join(missing)}, which agentsim's trio "
+            f"backend hooks into; install a trio version listed in agentsim's pyproject.toml."
+        )
+

@@ -1,0 +1,169 @@
+"""Virtual time: sleeps, timeouts and cancel scopes on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import anyio
+import pytest
+import trio
+
+import agentsim
+from agentsim import TICKS_PER_SECOND
+
+
+def test_now_starts_at_zero_and_follows_sleeps(backend: str) -> None:
+    async def main() -> list[float]:
+        seen = [agentsim.now()]
+        await anyio.sleep(1.25)
+        seen.append(agentsim.now())
+        await anyio.sleep(0)
+        seen.append(agentsim.now())
+        return seen
+
+    assert agentsim.run(main, backend=backend) == [0.0, 1.25, 1.25]
+
+
+def test_ten_short_sleeps_tie_with_one_long_sleep(backend: str) -> None:
+    # With float time, 10 x 0.05 ends at 0.49999999999999994 and the "tie"
+    # with sleep(0.5) becomes an order; with integer ticks both end at 0.5 exactly.
+    async def main() -> tuple[float, float, float]:
+        ends: dict[str, float] = {}
+
+        async def short_steps() -> None:
+            for _ in range(10):
+                await anyio.sleep(0.05)
+            ends["short"] = anyio.current_time()
+
+        async def one_step() -> None:
+            await anyio.sleep(0.5)
+            ends["long"] = anyio.current_time()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(short_steps)
+            group.start_soon(one_step)
+        return ends["short"], ends["long"], agentsim.now()
+
+    short, long_, now = agentsim.run(main, backend=backend)
+    assert short == long_ == now == 0.5
+
+
+def test_an_hour_of_sleeps_ends_at_exactly_one_hour(backend: str) -> None:
+    async def main() -> float:
+        for _ in range(3600):
+            await anyio.sleep(1)
+        return agentsim.now()
+
+    result = agentsim.simulate(main, backend=backend)
+    assert result.unwrap() == 3600.0
+    assert result.end_time == 3600.0
+
+
+def test_nested_anyio_timeouts_fire_at_their_own_deadlines(backend: str) -> None:
+    async def main() -> list[tuple[str, float]]:
+        log: list[tuple[str, float]] = []
+        with anyio.move_on_after(10) as outer:
+            with anyio.move_on_after(2) as inner:
+                await anyio.sleep(5)
+            log.append(("inner cancelled" if inner.cancelled_caught else "inner done", agentsim.now()))
+            await anyio.sleep(20)
+        log.append(("outer cancelled" if outer.cancelled_caught else "outer done", agentsim.now()))
+        try:
+            with anyio.fail_after(1.5):
+                await anyio.sleep(3)
+        except TimeoutError:
+            log.append(("fail_after", agentsim.now()))
+        return log
+
+    assert agentsim.run(main, backend=backend) == [
+        ("inner cancelled", 2.0),
+        ("outer cancelled", 10.0),
+        ("fail_after", 11.5),
+    ]
+
+
+def test_shielded_scope_outlives_outer_deadline(backend: str) -> None:
+    async def main() -> list[float]:
+        marks = []
+        with anyio.move_on_after(1):
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(3)
+                marks.append(agentsim.now())
+            await anyio.sleep(1)  # cancelled at once: the deadline passed
+            marks.append(-1.0)
+        marks.append(agentsim.now())
+        return marks
+
+    assert agentsim.run(main, backend=backend) == [3.0, 3.0]
+
+
+def test_asyncio_apis_use_virtual_time() -> None:
+    async def main() -> dict[str, float]:
+        loop = asyncio.get_running_loop()
+        marks = {"loop.time at start": loop.time()}
+        await asyncio.sleep(0.75)
+        marks["after sleep"] = loop.time()
+        try:
+            await asyncio.wait_for(asyncio.sleep(60), timeout=2)
+        except TimeoutError:
+            marks["wait_for timeout"] = loop.time()
+        try:
+            async with asyncio.timeout(1.5):
+                async with asyncio.timeout(4):
+                    await asyncio.sleep(10)
+        except TimeoutError:
+            marks["nested timeout"] = loop.time()
+        fired = loop.create_future()
+        loop.call_at(loop.time() + 0.25, fired.set_result, None)
+        await fired
+        marks["call_at"] = loop.time()
+        return marks
+
+    assert agentsim.run(main) == {
+        "loop.time at start": 0.0,
+        "after sleep": 0.75,
+        "wait_for timeout": 2.75,
+        "nested timeout": 4.25,
+        "call_at": 4.5,
+    }
+
+
+def test_trio_apis_use_virtual_time() -> None:
+    async def main() -> list[float]:
+        marks = [trio.current_time()]
+        await trio.sleep(0.5)
+        marks.append(trio.current_time())
+        with trio.move_on_after(3) as scope:
+            with trio.CancelScope(deadline=trio.current_time() + 1):
+                await trio.sleep(10)
+            marks.append(trio.current_time())
+            await trio.sleep_forever()
+        assert scope.cancelled_caught
+        marks.append(trio.current_time())
+        await trio.sleep_until(10)
+        marks.append(trio.current_time())
+        return marks
+
+    assert agentsim.run(main, backend="trio") == [0.0, 0.5, 1.5, 3.5, 10.0]
+
+
+def test_wall_clock_reads_are_virtual_inside_and_real_outside(backend: str) -> None:
+    async def main() -> tuple[float, float, float, int]:
+        await anyio.sleep(2)
+        return time.monotonic(), time.perf_counter(), time.time(), time.monotonic_ns()
+
+    monotonic, perf, wall, mono_ns = agentsim.run(main, backend=backend)
+    assert monotonic == perf == 2.0
+    assert mono_ns == 2 * TICKS_PER_SECOND
+    assert wall == 1_735_689_600 + 2.0  # the virtual epoch, 2025-01-01T00:00:00Z
+    # Outside the simulation the real clocks are back.
+    assert time.time() > 1_735_689_600 + 10**6
+    assert time.monotonic is not None and not hasattr(time.monotonic, "__wrapped__")
+
+
+def test_now_outside_a_simulation_is_a_clear_error() -> None:
+    with pytest.raises(agentsim.NotInSimulationError) as info:
+        agentsim.now()
+    assert info.value.api == "agentsim.now"
+    assert "outside a simulation" in str(info.value)

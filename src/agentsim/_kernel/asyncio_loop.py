@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import types
 from asyncio import events
 from collections.abc import Callable, Sequence
 from heapq import heapify, heappop, heappush
@@ -47,6 +48,7 @@ _MIN_CANCELLED_FOR_COMPACTION: Final = 100
 TimerEntry = tuple[int, int, events.TimerHandle, str]
 
 _current_task = asyncio.current_task
+_FunctionType = types.FunctionType
 
 
 class _Handle(events.Handle):
@@ -108,6 +110,9 @@ class _SimTask(asyncio.Task):  # type: ignore[misc]
     def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int) -> None:
         # Set before Task.__init__, which adds the task to a weak set (hashing it).
         self._agentsim_number = number
+        #: The task's name in traces: unique even when libraries reuse names
+        #: (anyio names every task after its function).
+        self._agentsim_label = name if name == f"Task-{number}" or name == "main" else f"{name}#{number}"
         super().__init__(coro, loop=loop, name=name, context=context)
 
     def __hash__(self) -> int:
@@ -123,6 +128,21 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_exception(exc)
     else:
         future.set_result(result)
+
+
+def _label(task: asyncio.Task[Any] | None) -> str:
+    if task is None:
+        return ""
+    return task._agentsim_label if task.__class__ is _SimTask else task.get_name()
+
+
+def _stepped_task_label(handle: events.Handle) -> str | None:
+    """The label of the task a handle steps or wakes, or None for a plain callback."""
+    callback = handle._callback
+    if callback.__class__ is _FunctionType:
+        return None
+    owner = getattr(callback, "__self__", None)
+    return owner._agentsim_label if owner.__class__ is _SimTask else None
 
 
 class VirtualEventLoop(asyncio.BaseEventLoop):
@@ -168,13 +188,25 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         return handle
 
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
+        # Every asyncio.sleep() comes here, so _schedule_timer is inlined.
         if delay is None:
             raise TypeError("delay must not be None")
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
         # Exact integer arithmetic from "now": ten sleep(0.05) end at exactly 0.5 s.
         ticks = self._clock.ticks
         if delay > 0:
             ticks += round(delay * TICKS_PER_SECOND)
-        return self._schedule_timer(ticks, callback, args, context)
+        handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+        task = _current_task(self)
+        if task is None:
+            creator = ""
+        elif task.__class__ is _SimTask:
+            creator = task._agentsim_label
+        else:
+            creator = task.get_name()
+        heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
+        return handle
 
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
         if when is None:
@@ -185,8 +217,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
-        task = _current_task(self)
-        heappush(self._timers, (ticks, next(self._timer_sequence), handle, task.get_name() if task is not None else ""))
+        heappush(self._timers, (ticks, next(self._timer_sequence), handle, _label(_current_task(self))))
         return handle
 
     def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
@@ -196,9 +227,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     # -- the loop ------------------------------------------------------------
 
     def _run_once(self) -> None:
-        self._countdown -= 1
-        if not self._countdown:
-            self._maintain()
         ready = self._ready
         timers = self._timers
         if not ready and not self._due:
@@ -219,25 +247,42 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 self._clock.ticks = ticks
                 self._now = ticks / TICKS_PER_SECOND
         if not self._fifo:
+            self._countdown -= 1
+            if not self._countdown:
+                self._maintain()
             self._step_with_policy()
             return
-        # FIFO: fire every due timer in schedule order, then run the batch that
-        # was ready at the start of this turn (asyncio's own rule).
+        # FIFO, asyncio's own rule: fire every due timer in schedule order,
+        # then run the batch that was ready at that point; repeat while this
+        # instant has work (saving a trip through run_forever per batch).
         now = self._clock.ticks
-        if timers and timers[0][0] <= now:
-            append_event = self._append_event
+        append_event = self._append_event
+        while True:
+            self._countdown -= 1
+            if not self._countdown:
+                self._maintain()
+            # (Timer firings are not traced here: under FIFO their order is
+            # fixed, and the task steps they cause are.)
             while timers and timers[0][0] <= now:
-                _, _, handle, creator = heappop(timers)
+                handle = heappop(timers)[2]
                 handle._scheduled = False
                 if handle._cancelled:
                     self._cancelled_timers -= 1
                     continue
-                append_event((now, "timer", creator, ""))
                 ready.append(handle)
-        for _ in range(len(ready)):
-            handle = ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+            for _ in range(len(ready)):
+                handle = ready.popleft()
+                if not handle._cancelled:
+                    # Task steps are the schedule: record which task ran, in order.
+                    # (Plain functions are timer callbacks: skip the failing lookup.)
+                    callback = handle._callback
+                    if callback.__class__ is not _FunctionType:
+                        owner = getattr(callback, "__self__", None)
+                        if owner.__class__ is _SimTask:
+                            append_event((now, "step", owner._agentsim_label, ""))
+                    handle._run()
+            if not ready or self._stopping:
+                return
 
     def _maintain(self) -> None:
         """Every few thousand turns: wall clock, trace chunking, heap compaction."""
@@ -274,18 +319,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 due.append(entry)
         if not due:
             for _ in range(len(ready)):
-                handle = ready.popleft()
-                if not handle._cancelled:
-                    handle._run()
+                self._run_handle(ready.popleft(), now)
             return
         labels = _TimerChoiceLabels(bool(ready), due)
         chosen = self._core.policy.choose("timer", labels) if len(labels) > 1 else 0
         if len(labels) > 1:
             self._core.trace.record_choice(now, "timer", labels, chosen)
         if ready and chosen == 0:
-            handle = ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+            self._run_handle(ready.popleft(), now)
             return
         _, _, handle, creator = due.pop(chosen - 1 if ready else chosen)
         handle._scheduled = False
@@ -294,6 +335,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return
         self._append_event((now, "timer", creator, ""))
         ready.append(handle)
+
+    def _run_handle(self, handle: events.Handle, now: int) -> None:
+        if not handle._cancelled:
+            label = _stepped_task_label(handle)
+            if label is not None:
+                self._append_event((now, "step", label, ""))
+            handle._run()
 
     def _limit_error(self, next_ticks: int) -> Any:
         from .errors import VirtualTimeLimitError
@@ -309,8 +357,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._check_closed()
         number = next(self._task_numbers)
         task = _SimTask(coro, loop=self, name=name or f"Task-{number}", context=context, number=number)
-        parent = asyncio.current_task(self)
-        self._record(self._clock.ticks, "spawn", task.get_name(), f"by {parent.get_name()}" if parent else "")
+        parent = _current_task(self)
+        self._record(self._clock.ticks, "spawn", task._agentsim_label, f"by {_label(parent)}" if parent else "")
         task.add_done_callback(self._record_exit)
         return task
 
@@ -321,7 +369,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             outcome = f"raised {type(task.exception()).__name__}"
         else:
             outcome = "returned"
-        self._record(self._clock.ticks, "exit", task.get_name(), outcome)
+        self._record(self._clock.ticks, "exit", _label(task), outcome)
 
     def sim_tasks(self) -> list[asyncio.Task[Any]]:
         """Unfinished tasks of this loop, in creation order."""
@@ -339,8 +387,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         self._check_closed()
         future = self.create_future()
-        task = asyncio.current_task(self)
-        self._record(self._clock.ticks, "inline", task.get_name() if task else "", getattr(func, "__qualname__", repr(func)))
+        self._record(self._clock.ticks, "inline", _label(_current_task(self)), getattr(func, "__qualname__", repr(func)))
         try:
             result = func(*args)
         except (SystemExit, KeyboardInterrupt):

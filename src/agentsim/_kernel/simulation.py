@@ -25,6 +25,7 @@ from .errors import (
     TaskSnapshot,
 )
 from .escapes import escape_guards
+from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .policy import SchedulingPolicy, make_policy
 from .sdk import SdkTracing
@@ -210,7 +211,7 @@ def simulate(
     set_current_core(core)
     try:
         with ExitStack() as stack:
-            for installer in (clock_patches, escape_guards, inline_threads, sdk_name_patches):
+            for installer in (clock_patches, escape_guards, inline_threads, ordered_library_sets, sdk_name_patches):
                 stack.enter_context(_installed(installer))
             stack.enter_context(SeededGlobalRandom(core))
             stack.enter_context(SdkTracing(core))

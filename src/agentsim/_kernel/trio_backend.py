@@ -121,6 +121,14 @@ class _PolicyShuffler(random.Random):
         super().__init__(0)
         self._core = core
         self._steps = 0
+        # Trio numbers tasks process-wide; traces need per-simulation numbers.
+        self._labels: dict[Any, str] = {}
+
+    def _label(self, task: Any) -> str:
+        label = self._labels.get(task)
+        if label is None:
+            label = self._labels[task] = task.name if task.name == "main" else f"{task.name}#{len(self._labels) + 1}"
+        return label
 
     def shuffle(self, batch: list[Any]) -> None:  # type: ignore[override]
         core = self._core
@@ -132,19 +140,19 @@ class _PolicyShuffler(random.Random):
         # Trio runs the batch by popping from the end.
         if core.policy.fifo or len(batch) < 2:
             for task in reversed(batch):
-                core.trace.record(core.clock.ticks, "step", task.name, "")
+                core.trace.record(core.clock.ticks, "step", self._label(task), "")
             batch.reverse()
             return
         remaining = list(batch)
         order = []
         while len(remaining) > 1:
-            labels = [task.name for task in remaining]
+            labels = [self._label(task) for task in remaining]
             chosen = core.policy.choose("batch", labels)
             core.trace.record_choice(core.clock.ticks, "batch", labels, chosen)
             order.append(remaining.pop(chosen))
         order += remaining
         for task in order:
-            core.trace.record(core.clock.ticks, "step", task.name, "")
+            core.trace.record(core.clock.ticks, "step", self._label(task), "")
         batch[:] = reversed(order)
 
 

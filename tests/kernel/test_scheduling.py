@@ -1,0 +1,163 @@
+"""Scheduling: FIFO reproduces stock order; seeds explore only legal orders."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import anyio
+import pytest
+
+import agentsim
+from agentsim import SchedulingPolicy
+
+SEEDS = range(40)
+
+
+async def two_tasks_wake_at_the_same_instant() -> list[str]:
+    """A racy program: two tasks sleep until the same instant, then append."""
+    order: list[str] = []
+
+    async def worker(name: str) -> None:
+        await anyio.sleep(0.1)
+        order.append(name)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker, "a")
+        group.start_soon(worker, "b")
+    return order
+
+
+def test_fifo_runs_tied_timers_in_schedule_order_on_asyncio() -> None:
+    # Stock asyncio: "a" scheduled its timer first, so it wakes first.
+    for seed in SEEDS:  # the seed does not matter to FIFO
+        assert agentsim.run(two_tasks_wake_at_the_same_instant, seed=seed) == ["a", "b"]
+
+
+def test_fifo_is_one_fixed_order_on_trio() -> None:
+    orders = {tuple(agentsim.run(two_tasks_wake_at_the_same_instant, seed=seed, backend="trio")) for seed in SEEDS}
+    assert orders == {("a", "b")}
+
+
+def test_random_strategy_explores_both_orders_of_a_tie(backend: str) -> None:
+    orders = {
+        tuple(agentsim.run(two_tasks_wake_at_the_same_instant, seed=seed, strategy="random", backend=backend))
+        for seed in SEEDS
+    }
+    assert orders == {("a", "b"), ("b", "a")}
+
+
+def test_different_seeds_give_different_digests_on_a_racy_program(backend: str) -> None:
+    digests = {
+        agentsim.simulate(two_tasks_wake_at_the_same_instant, seed=seed, strategy="random", backend=backend).trace.digest()
+        for seed in SEEDS
+    }
+    assert len(digests) >= 2
+
+
+def test_same_seed_gives_same_order_and_digest(backend: str) -> None:
+    for seed in (0, 1, 7, 123):
+        first = agentsim.simulate(two_tasks_wake_at_the_same_instant, seed=seed, strategy="random", backend=backend)
+        again = agentsim.simulate(two_tasks_wake_at_the_same_instant, seed=seed, strategy="random", backend=backend)
+        assert first.value == again.value
+        assert first.trace.digest() == again.trace.digest()
+        assert first.trace.choices == again.trace.choices
+
+
+def test_random_strategy_never_reorders_callbacks_one_task_scheduled() -> None:
+    # One task schedules callbacks in sequence; a real loop runs them in that
+    # order whatever the I/O timing, so no seed may reorder them - even while
+    # tied timers fire in between.
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        log: list[str] = []
+
+        async def sleeper(name: str) -> None:
+            await asyncio.sleep(0.5)
+            log.append(name)
+
+        tasks = [asyncio.create_task(sleeper(f"timer-{i}")) for i in range(3)]
+        await asyncio.sleep(0.5)
+        for i in range(5):
+            loop.call_soon(log.append, f"soon-{i}")
+        await asyncio.gather(*tasks)
+        await asyncio.sleep(0)
+        return log
+
+    seen_positions = set()
+    for seed in SEEDS:
+        log = agentsim.run(main, seed=seed, strategy="random")
+        soon = [entry for entry in log if entry.startswith("soon")]
+        assert soon == [f"soon-{i}" for i in range(5)]
+        seen_positions.add(log.index("soon-0"))
+    assert len(seen_positions) > 1  # ...while the timers did land at different points
+
+
+def test_random_strategy_keeps_causal_order() -> None:
+    # B is woken by A's event; B's reaction can never run before A set it.
+    async def main() -> list[str]:
+        log: list[str] = []
+        event = asyncio.Event()
+
+        async def a() -> None:
+            await asyncio.sleep(1)
+            log.append("a sets")
+            event.set()
+
+        async def b() -> None:
+            await event.wait()
+            log.append("b reacts")
+
+        async def c() -> None:
+            await asyncio.sleep(1)
+            log.append("c ticks")
+
+        await asyncio.gather(a(), b(), c())
+        return log
+
+    for seed in SEEDS:
+        log = agentsim.run(main, seed=seed, strategy="random")
+        assert log.index("a sets") < log.index("b reacts")
+
+
+class AlwaysLast(SchedulingPolicy):
+    """A custom policy through the public seam: always take the last option."""
+
+    name = "always-last"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def choose(self, kind: str, labels: Sequence[str]) -> int:  # type: ignore[override]
+        self.asked.append((kind, tuple(labels)))
+        return len(labels) - 1
+
+
+def test_a_custom_policy_is_asked_with_task_labels(backend: str) -> None:
+    policy = AlwaysLast()
+    result = agentsim.simulate(two_tasks_wake_at_the_same_instant, strategy=policy, backend=backend)
+    assert result.value == ["b", "a"]
+    assert result.strategy == "always-last"
+    assert policy.asked, "the policy was never consulted"
+    kinds = {kind for kind, _ in policy.asked}
+    assert kinds == ({"timer"} if backend == "asyncio" else {"batch"})
+    assert len(result.trace.choices) == len(policy.asked)
+
+
+@pytest.mark.parametrize("strategy", ["fifo", "random"])
+def test_hundred_way_tie_runs_everyone_once_per_instant(strategy: str, backend: str) -> None:
+    async def main() -> list[int]:
+        wakes = [0] * 100
+
+        async def worker(i: int) -> None:
+            for _ in range(10):
+                await anyio.sleep(0.02)
+                wakes[i] += 1
+                assert agentsim.now() == wakes[i] * 20_000_000 / agentsim.TICKS_PER_SECOND
+
+        async with anyio.create_task_group() as group:
+            for i in range(100):
+                group.start_soon(worker, i)
+        return wakes
+
+    assert agentsim.run(main, strategy=strategy, seed=3, backend=backend) == [10] * 100

@@ -31,6 +31,7 @@ class AsyncioBackend(Backend):
             loop.on_idle = loop.stop
             loop.run_until_complete(loop.create_task(loop.shutdown_asyncgens(), name="agentsim:shutdown_asyncgens"))
         finally:
+            _abandon_stuck_tasks(loop)
             loop.close()
         return outcome
 
@@ -69,3 +70,18 @@ def _cancel_leftovers(core: SimulationCore, loop: VirtualEventLoop, main: asynci
     except RuntimeError:
         pass  # stopped: a task refused to finish; it is already in the report
     return snapshots
+
+
+def _abandon_stuck_tasks(loop: VirtualEventLoop) -> None:
+    """Unwind tasks that refused to finish even after cancellation.
+
+    Only after an abort whose clean-up blocked forever (it is already
+    reported): closing the coroutine runs its ``finally`` blocks now instead
+    of at garbage collection, where asyncio would complain about a pending task.
+    """
+    for task in loop.sim_tasks():
+        task._log_destroy_pending = False  # type: ignore[attr-defined]
+        try:
+            task.get_coro().close()
+        except RuntimeError:
+            pass  # a finally block tried to await again; nothing more to do

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import os
 import signal
 import threading
 import warnings
@@ -138,7 +139,11 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
 
     def on_alarm(signum: int, frame: Any) -> None:
         core.abort(core.wall_timeout_error(_running_task()))
-        raise core.abort_error  # type: ignore[misc]
+        # Raise only into the program's own code: an exception in the middle
+        # of the event loop's bookkeeping would corrupt it. Elsewhere the loop
+        # sees the abort at its next wall-clock check (and the alarm repeats).
+        if frame is not None and _is_program_code(frame.f_code.co_filename):
+            raise core.abort_error  # type: ignore[misc]
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
     previous_timer = signal.setitimer(signal.ITIMER_REAL, core.wall_timeout, 1.0)  # type: ignore[arg-type]
@@ -149,6 +154,15 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous_handler)
         if previous_timer[0] > 0:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+
+
+_LOOP_PACKAGES = tuple(
+    os.path.dirname(module.__file__) + os.sep for module in (asyncio, __import__("trio"), __import__("anyio"))
+) + (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+
+
+def _is_program_code(filename: str) -> bool:
+    return not filename.startswith(_LOOP_PACKAGES)
 
 
 def _running_task() -> Any:

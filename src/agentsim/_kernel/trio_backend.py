@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from math import inf
 from typing import Any
 
+import outcome
 import trio
 from trio._core import _run as trio_run_module
 from trio.testing import MockClock
@@ -163,19 +164,34 @@ def _walk(task: Any) -> Iterator[Any]:
             yield from _walk(child)
 
 
-def _snapshots(runner: Any) -> tuple[TaskSnapshot, ...]:
+def _user_tasks(runner: Any) -> list[Any]:
+    """The program's tasks: the main task's tree and system tasks it spawned."""
     tasks = []
     if runner.main_task is not None:
         tasks += list(_walk(runner.main_task))
     if runner.system_nursery is not None:
-        tasks += [t for t in runner.system_nursery.child_tasks if t is not runner.main_task and not t.name.startswith("<")]
-    return tuple(snapshot_task(task) for task in tasks if not task.name.startswith("<"))
+        tasks += [t for t in runner.system_nursery.child_tasks if t is not runner.main_task]
+    return [task for task in tasks if not task.name.startswith("<")]
+
+
+def _snapshots(runner: Any) -> tuple[TaskSnapshot, ...]:
+    return tuple(snapshot_task(task) for task in _user_tasks(runner))
+
+
+class _ForcedUnwind(BaseException):
+    """Thrown into tasks still blocked after an abort's cancellation (shielded
+    clean-up that waits forever), so that trio.run can return at all."""
 
 
 def _on_idle(core: SimulationCore, runner: Any) -> None:
-    if core.abort_error is not None:
+    if core.abort_error is None:
+        core.abort(DeadlockError(core.now, _snapshots(runner)))
+        return
+    blocked = [task for task in _user_tasks(runner) if task._abort_func is not None]
+    if not blocked:
         raise _TrioHardStop(f"the simulation could not be cancelled after: {core.abort_error}")
-    core.abort(DeadlockError(core.now, _snapshots(runner)))
+    for task in blocked:
+        trio.lowlevel.reschedule(task, outcome.Error(_ForcedUnwind()))
 
 
 class TrioBackend(Backend):
@@ -192,6 +208,12 @@ class TrioBackend(Backend):
             outcome.value = trio.run(_main, core, async_fn, args, outcome, clock=TrioVirtualClock(core).attach())
         except _TrioHardStop:
             pass  # core.abort_error says why
+        except _ForcedUnwind:
+            pass  # core.abort_error says why
+        except BaseExceptionGroup as group:
+            rest = group.split(_ForcedUnwind)[1]
+            if rest is not None:
+                outcome.exception = rest
         except trio.TrioInternalError as exc:
             if not isinstance(exc.__cause__, _TrioHardStop):
                 outcome.exception = exc

@@ -1,0 +1,345 @@
+"""Failure modes: each a typed error with structured fields, never a hang."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+import anyio
+import pytest
+import trio
+
+import agentsim
+from agentsim import (
+    DeadlockError,
+    LeftoverTasksWarning,
+    NestedSimulationError,
+    SimulationConfigError,
+    SimulationEscapeError,
+    VirtualTimeLimitError,
+    WallTimeoutError,
+)
+
+# -- deadlock -----------------------------------------------------------------
+
+
+async def waits_for_an_event_nobody_sets() -> None:
+    event = anyio.Event()
+
+    async def helper() -> None:
+        await anyio.sleep(1)
+        await event.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(helper)
+        await event.wait()
+
+
+def test_deadlock_raises_with_every_task_and_its_await(backend: str) -> None:
+    with pytest.raises(DeadlockError) as info:
+        agentsim.run(waits_for_an_event_nobody_sets, backend=backend)
+    error = info.value
+    assert error.virtual_time == 1.0  # the helper's sleep ran first: time moved, then stuck
+    names = [task.name for task in error.tasks]
+    assert "main" in names
+    assert len(error.tasks) == 2
+    for task in error.tasks:
+        assert any("test_errors.py" in frame for frame in task.stack), task
+        assert any(" in wait" in frame for frame in task.stack), task
+    assert "deadlock at virtual time 1.000000000s" in str(error)
+
+
+def test_deadlock_runs_cleanup_code_before_reporting(backend: str) -> None:
+    cleaned: list[float] = []
+
+    async def main() -> None:
+        try:
+            await anyio.Event().wait()
+        finally:
+            cleaned.append(agentsim.now())
+
+    result = agentsim.simulate(main, backend=backend)
+    assert isinstance(result.exception, DeadlockError)
+    assert cleaned == [0.0]
+
+
+def test_deadlock_in_cleanup_still_ends_the_simulation(backend: str) -> None:
+    async def main() -> None:
+        try:
+            await anyio.Event().wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.Event().wait()  # stuck again, shielded from the abort
+
+    result = agentsim.simulate(main, backend=backend)
+    assert isinstance(result.exception, DeadlockError)
+
+
+# -- limits ---------------------------------------------------------------------
+
+
+async def heartbeat_forever() -> None:
+    while True:
+        await anyio.sleep(1)
+
+
+def test_virtual_time_limit(backend: str) -> None:
+    with pytest.raises(VirtualTimeLimitError) as info:
+        agentsim.run(heartbeat_forever, backend=backend, max_virtual_time=30)
+    assert info.value.limit == 30
+    assert info.value.next_event_time == 31.0
+    assert [task.name for task in info.value.tasks] == ["main"]
+
+
+def test_time_limit_is_inclusive(backend: str) -> None:
+    async def main() -> float:
+        await anyio.sleep(30)
+        return agentsim.now()
+
+    assert agentsim.run(main, backend=backend, max_virtual_time=30) == 30.0
+
+
+def test_wall_timeout_stops_a_task_that_never_awaits(backend: str) -> None:
+    async def spin() -> None:
+        await anyio.sleep(2)
+        while True:
+            pass
+
+    with pytest.raises(WallTimeoutError) as info:
+        agentsim.run(spin, backend=backend, wall_timeout=0.3)
+    assert info.value.wall_timeout == 0.3
+    assert info.value.virtual_time == 2.0
+    assert info.value.task is not None and info.value.task.name == "main"
+
+
+def test_wall_timeout_stops_a_task_that_yields_forever(backend: str) -> None:
+    async def busy() -> None:
+        while True:
+            await anyio.sleep(0)
+
+    with pytest.raises(WallTimeoutError):
+        agentsim.run(busy, backend=backend, wall_timeout=0.3)
+
+
+def test_wall_timeout_from_a_worker_thread_uses_the_loop_check() -> None:
+    # Signals only reach the main thread; elsewhere the loop's own check works.
+    async def busy() -> None:
+        while True:
+            await asyncio.sleep(0)
+
+    caught: list[BaseException] = []
+
+    def in_thread() -> None:
+        try:
+            agentsim.run(busy, wall_timeout=0.3)
+        except BaseException as exc:  # noqa: BLE001 - the assertion below inspects it
+            caught.append(exc)
+
+    # The thread is the test's own harness, outside any simulation.
+    worker = threading.Thread(target=in_thread)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive()
+    assert len(caught) == 1 and isinstance(caught[0], WallTimeoutError)
+
+
+# -- escapes --------------------------------------------------------------------
+
+
+def test_real_socket_is_an_escape_naming_the_site(backend: str) -> None:
+    async def main() -> None:
+        socket.socket()
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main, backend=backend)
+    assert info.value.kind == "socket"
+    assert info.value.api == "socket.socket()"
+    assert info.value.site.startswith("tests/kernel/test_errors.py:")
+    assert info.value.site.endswith(" in main")
+
+
+def test_dns_lookup_through_the_loop_is_an_escape() -> None:
+    async def main() -> None:
+        await asyncio.get_running_loop().getaddrinfo("example.com", 443)
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main)
+    assert info.value.kind == "socket"
+    assert "example.com" in info.value.api
+
+
+def test_open_connection_is_an_escape(backend: str) -> None:
+    async def main() -> None:
+        await anyio.connect_tcp("127.0.0.1", 9)
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main, backend=backend)
+    assert info.value.kind == "socket"
+
+
+def test_thread_start_is_an_escape(backend: str) -> None:
+    async def main() -> None:
+        threading.Thread(target=print, name="worker-1").start()
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main, backend=backend)
+    assert info.value.kind == "thread"
+    assert "worker-1" in info.value.api
+
+
+def test_blocking_sleep_is_an_escape_but_sleep_zero_is_not(backend: str) -> None:
+    async def main() -> None:
+        time.sleep(0)
+        time.sleep(0.5)
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main, backend=backend)
+    assert info.value.kind == "sleep"
+    assert info.value.api == "time.sleep(0.5)"
+
+
+def test_subprocess_is_an_escape() -> None:
+    async def main() -> None:
+        subprocess.run([sys.executable, "-c", "pass"], check=False)
+
+    with pytest.raises(SimulationEscapeError) as info:
+        agentsim.run(main)
+    assert info.value.kind == "subprocess"
+
+
+def test_a_swallowed_escape_is_still_reported(backend: str) -> None:
+    async def main() -> str:
+        try:
+            socket.create_connection(("127.0.0.1", 9))
+        except Exception:  # noqa: BLE001 - the program under test hides it
+            pass
+        return "looked fine"
+
+    result = agentsim.simulate(main, backend=backend)
+    assert isinstance(result.exception, SimulationEscapeError)
+    assert result.value == "looked fine"
+
+
+def test_escape_guards_are_off_outside_a_simulation() -> None:
+    agentsim.run(asyncio.sleep, 0)
+    with socket.socket() as sock:  # a real socket, outside: allowed
+        assert sock.fileno() >= 0
+    time.sleep(0.001)
+
+
+# -- threads offloaded by the program run inline -----------------------------------
+
+
+def test_thread_offload_runs_inline_on_frozen_virtual_time(backend: str) -> None:
+    def blocking_work(x: int) -> tuple[int, float, str]:
+        return x * 2, time.monotonic(), threading.current_thread().name
+
+    async def main() -> list[tuple[int, float, str]]:
+        await anyio.sleep(1)
+        results = [await anyio.to_thread.run_sync(blocking_work, 21)]
+        if backend == "asyncio":
+            results.append(await asyncio.to_thread(blocking_work, 4))
+        else:
+            results.append(await trio.to_thread.run_sync(blocking_work, 4))
+        return results
+
+    results = agentsim.run(main, backend=backend)
+    main_thread = threading.current_thread().name
+    assert results == [(42, 1.0, main_thread), (8, 1.0, main_thread)]
+
+
+# -- leftovers --------------------------------------------------------------------
+
+
+def test_leftover_tasks_are_cancelled_and_reported() -> None:
+    cleaned: list[str] = []
+
+    async def background() -> None:
+        try:
+            await asyncio.sleep(100)
+        finally:
+            cleaned.append("background")
+
+    async def main() -> str:
+        asyncio.get_running_loop().create_task(background(), name="forgotten")
+        await asyncio.sleep(1)
+        return "done"
+
+    with pytest.warns(LeftoverTasksWarning) as record:
+        result = agentsim.simulate(main)
+    assert result.value == "done" and result.ok
+    assert [task.name for task in result.leftover_tasks] == ["forgotten"]
+    assert cleaned == ["background"]
+    assert "forgotten" in str(record[0].message)
+
+
+def test_no_warning_when_everything_finished(backend: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agentsim.run(anyio.sleep, 1, backend=backend)
+
+
+def test_trio_system_task_left_running_is_reported() -> None:
+    async def forever() -> None:
+        await trio.sleep_forever()
+
+    async def main() -> None:
+        trio.lowlevel.spawn_system_task(forever, name="orphan")
+        await trio.sleep(1)
+
+    with pytest.warns(LeftoverTasksWarning):
+        result = agentsim.simulate(main, backend="trio")
+    assert [task.name for task in result.leftover_tasks] == ["orphan"]
+
+
+# -- bad input --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "parameter"),
+    [
+        ({"backend": "curio"}, "backend"),
+        ({"strategy": "chaos"}, "strategy"),
+        ({"seed": "7"}, "seed"),
+        ({"max_virtual_time": -1}, "max_virtual_time"),
+        ({"wall_timeout": 0}, "wall_timeout"),
+    ],
+)
+def test_invalid_arguments_name_the_parameter(kwargs: dict[str, object], parameter: str) -> None:
+    with pytest.raises(SimulationConfigError) as info:
+        agentsim.run(anyio.sleep, 0, **kwargs)  # type: ignore[arg-type]
+    assert info.value.parameter == parameter
+    assert info.value.value == kwargs[parameter]
+    assert parameter in str(info.value)
+
+
+def test_a_sync_function_is_rejected_with_advice(backend: str) -> None:
+    def not_async() -> int:
+        return 1
+
+    with pytest.raises(SimulationConfigError) as info:
+        agentsim.run(not_async, backend=backend)  # type: ignore[arg-type]
+    assert info.value.parameter == "async_fn"
+    assert "an async function" in str(info.value)
+
+
+def test_running_inside_an_event_loop_is_refused() -> None:
+    async def outer() -> None:
+        agentsim.run(anyio.sleep, 0)
+
+    with pytest.raises(NestedSimulationError) as info:
+        asyncio.run(outer())
+    assert info.value.running == "asyncio"
+
+
+def test_running_inside_a_simulation_is_refused(backend: str) -> None:
+    async def outer() -> None:
+        agentsim.run(anyio.sleep, 0)
+
+    with pytest.raises(NestedSimulationError):
+        agentsim.run(outer, backend=backend)

@@ -107,3 +107,54 @@ def test_trace_digest_is_stable_for_a_long_run_beyond_the_kept_window() -> None:
     assert len(first.trace) > 30_000
     assert len(first.trace.events) <= 50_000
     assert first.trace.dropped == len(first.trace) - len(first.trace.events)
+
+
+def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
+    import socket
+    import subprocess
+    import threading
+    import time
+    import uuid
+
+    import anyio.to_thread
+    import trio.to_thread
+    from anyio._backends import _asyncio as anyio_asyncio
+
+    originals = {
+        "time.time": time.time,
+        "time.monotonic": time.monotonic,
+        "time.perf_counter": time.perf_counter,
+        "time.sleep": time.sleep,
+        "uuid.uuid4": uuid.uuid4,
+        "socket.socket.__init__": socket.socket.__init__,
+        "socket.getaddrinfo": socket.getaddrinfo,
+        "threading.Thread.start": threading.Thread.start,
+        "subprocess.Popen.__init__": subprocess.Popen.__init__,
+        "anyio.to_thread.run_sync": anyio.to_thread.run_sync,
+        "trio.to_thread.run_sync": trio.to_thread.run_sync,
+        "anyio CancelScope.__init__": anyio_asyncio.CancelScope.__init__,
+    }
+    seen_inside = {}
+
+    async def main() -> None:
+        seen_inside["time.time"] = time.time
+        seen_inside["threading.Thread.start"] = threading.Thread.start
+
+    agentsim.run(main, backend=backend)
+    assert seen_inside["time.time"] is not originals["time.time"]
+    assert seen_inside["threading.Thread.start"] is not originals["threading.Thread.start"]
+    after = {
+        "time.time": time.time,
+        "time.monotonic": time.monotonic,
+        "time.perf_counter": time.perf_counter,
+        "time.sleep": time.sleep,
+        "uuid.uuid4": uuid.uuid4,
+        "socket.socket.__init__": socket.socket.__init__,
+        "socket.getaddrinfo": socket.getaddrinfo,
+        "threading.Thread.start": threading.Thread.start,
+        "subprocess.Popen.__init__": subprocess.Popen.__init__,
+        "anyio.to_thread.run_sync": anyio.to_thread.run_sync,
+        "trio.to_thread.run_sync": trio.to_thread.run_sync,
+        "anyio CancelScope.__init__": anyio_asyncio.CancelScope.__init__,
+    }
+    assert after == originals

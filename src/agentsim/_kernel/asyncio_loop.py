@@ -34,7 +34,7 @@ from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError
 from .policy import CONTINUE
-from .snapshots import caller_site
+from .snapshots import caller_site, describe_callable
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -387,7 +387,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         self._check_closed()
         future = self.create_future()
-        self._record(self._clock.ticks, "inline", _label(_current_task(self)), getattr(func, "__qualname__", repr(func)))
+        self._record(self._clock.ticks, "inline", _label(_current_task(self)), describe_callable(func))
         try:
             result = func(*args)
         except (SystemExit, KeyboardInterrupt):

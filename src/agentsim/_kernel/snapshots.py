@@ -6,6 +6,8 @@ interesting line is at the end of the ``cr_await`` chain, so we follow it.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import sys
 import sysconfig
@@ -82,3 +84,22 @@ def snapshot_task(task: Any) -> TaskSnapshot:
         return TaskSnapshot(task.name, stack)
     coro = task.get_coro() if hasattr(task, "get_coro") else None
     return TaskSnapshot(task.get_name(), coroutine_stack(coro))
+
+
+def describe_callable(func: Any) -> str:
+    """A stable, address-free name for a callable (for traces and digests).
+
+    Sees through ``functools.partial`` and ``Context.run`` wrappers, which is
+    how ``asyncio.to_thread`` hands work to an executor.
+    """
+    for _ in range(10):
+        if isinstance(func, functools.partial):
+            inner = func.func
+            if getattr(inner, "__name__", None) == "run" and isinstance(getattr(inner, "__self__", None), contextvars.Context):
+                func = func.args[0] if func.args else inner
+            else:
+                func = inner
+        else:
+            break
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None)
+    return name if isinstance(name, str) else type(func).__qualname__

@@ -16,6 +16,7 @@ from typing import Any
 
 from .core import current_core
 from .patching import PatchSet, SharedInstaller
+from .snapshots import describe_callable
 
 
 def _inline(real: Callable[..., Any], checkpoint: Callable[[], Any]) -> Callable[..., Any]:
@@ -24,7 +25,7 @@ def _inline(real: Callable[..., Any], checkpoint: Callable[[], Any]) -> Callable
         if core is None:
             return await real(func, *args, **options)
         await checkpoint()
-        core.trace.record(core.clock.ticks, "inline", "", getattr(func, "__qualname__", repr(func)))
+        core.trace.record(core.clock.ticks, "inline", "", describe_callable(func))
         return contextvars.copy_context().run(func, *args)
 
     run_sync.__wrapped__ = real  # type: ignore[attr-defined]

@@ -297,3 +297,18 @@ def test_sandbox_shell_output_has_no_wall_time_or_random_ids() -> None:
     assert agentsim.run(main, seed=1) == first
     chunk_ids = {line for seed in range(4) for line in agentsim.run(main, seed=seed).splitlines() if "Chunk ID" in line}
     assert len(chunk_ids) > 1  # seeded, not constant
+
+
+def test_sdk_modules_that_imported_clocks_by_name_see_virtual_time() -> None:
+    import agents.sandbox.session.events as sandbox_events
+    import agents.voice.models.openai_stt as openai_stt
+
+    async def main() -> tuple[float, str]:
+        await asyncio.sleep(90)
+        # `from time import monotonic` and `from datetime import datetime` inside the SDK:
+        return openai_stt.monotonic(), sandbox_events.datetime.now(tz=sandbox_events.timezone.utc).isoformat()
+
+    monotonic, stamp = agentsim.run(main)
+    assert monotonic == 90.0
+    assert stamp == "2025-01-01T00:01:30+00:00"
+    assert openai_stt.monotonic() > 0 and not hasattr(openai_stt.monotonic, "__wrapped__")

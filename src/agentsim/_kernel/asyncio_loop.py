@@ -198,13 +198,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if delay > 0:
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
-        task = _current_task(self)
-        if task is None:
-            creator = ""
-        elif task.__class__ is _SimTask:
-            creator = task._agentsim_label
-        else:
-            creator = task.get_name()
+        # The creator labels policy choices; FIFO asks no policy, so skip it.
+        creator = "" if self._fifo else _label(_current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -217,7 +212,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
-        heappush(self._timers, (ticks, next(self._timer_sequence), handle, _label(_current_task(self))))
+        creator = "" if self._fifo else _label(_current_task(self))
+        heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
     def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
@@ -257,6 +253,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         # instant has work (saving a trip through run_forever per batch).
         now = self._clock.ticks
         append_event = self._append_event
+        append_event(now)  # the tick of the task steps recorded below
         while True:
             self._countdown -= 1
             if not self._countdown:
@@ -279,7 +276,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     if callback.__class__ is not _FunctionType:
                         owner = getattr(callback, "__self__", None)
                         if owner.__class__ is _SimTask:
-                            append_event((now, "step", owner._agentsim_label, ""))
+                            append_event(owner._agentsim_label)
                     handle._run()
             if not ready or self._stopping:
                 return

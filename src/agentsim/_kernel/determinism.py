@@ -10,10 +10,10 @@ While a simulation runs in a thread, that thread sees:
 * ``uuid.uuid4()`` drawn from a generator seeded by the simulation's seed.
 * the global :mod:`random` generator seeded from the seed (the SDK's retry
   back-off jitter uses it), its previous state restored afterwards.
-* in the openai-agents SDK's modules, names bound to ``uuid4`` or the
-  ``datetime`` class (``from uuid import uuid4``) rebound to the seeded and
-  virtual versions; ``datetime.now()`` is C code and cannot be patched at the
-  class.
+* in the openai-agents SDK's modules, names bound to ``uuid4``, the clock
+  functions or the ``datetime`` class (``from time import monotonic``,
+  ``from datetime import datetime``) rebound to the seeded and virtual
+  versions; ``datetime.now()`` is C code and cannot be patched at the class.
 """
 
 from __future__ import annotations
@@ -79,15 +79,28 @@ class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
         return cls.now()
 
 
-def _build_clock_patches() -> PatchSet:
-    patches = PatchSet()
+def _virtual_clocks() -> dict[str, Callable[[], Any]]:
+    """One dispatcher per clock function of :mod:`time`, keyed by name."""
     virtual_s: Callable[[SimulationCore], float] = lambda core: core.now
     virtual_ns: Callable[[SimulationCore], int] = lambda core: core.clock.ticks
-    patches.add(time, "time", _dispatch(time.time, lambda core: VIRTUAL_EPOCH + core.now))
-    patches.add(time, "time_ns", _dispatch(time.time_ns, lambda core: VIRTUAL_EPOCH * 1_000_000_000 + core.clock.ticks))
+    clocks = {
+        "time": _dispatch(time.time, lambda core: VIRTUAL_EPOCH + core.now),
+        "time_ns": _dispatch(time.time_ns, lambda core: VIRTUAL_EPOCH * 1_000_000_000 + core.clock.ticks),
+    }
     for name in ("monotonic", "perf_counter"):
-        patches.add(time, name, _dispatch(getattr(time, name), virtual_s))
-        patches.add(time, f"{name}_ns", _dispatch(getattr(time, f"{name}_ns"), virtual_ns))
+        clocks[name] = _dispatch(getattr(time, name), virtual_s)
+        clocks[f"{name}_ns"] = _dispatch(getattr(time, f"{name}_ns"), virtual_ns)
+    return clocks
+
+
+_real_clocks = {name: getattr(time, name) for name in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns")}
+_clocks = _virtual_clocks()
+
+
+def _build_clock_patches() -> PatchSet:
+    patches = PatchSet()
+    for name, clock in _clocks.items():
+        patches.add(time, name, clock)
     patches.add(uuid, "uuid4", _virtual_uuid4)
     return patches
 
@@ -96,7 +109,7 @@ clock_patches = SharedInstaller(_build_clock_patches)
 
 
 class _SdkModuleNames:
-    """Where SDK modules bound ``uuid4`` or ``datetime`` by name; rescanned when
+    """Where SDK modules bound ``uuid4``, a clock or ``datetime`` by name; rescanned when
     new modules have been imported since the last scan."""
 
     def __init__(self) -> None:
@@ -106,7 +119,8 @@ class _SdkModuleNames:
     def sites(self) -> list[tuple[Any, str, Any]]:
         if len(sys.modules) != self._module_count:
             self._module_count = len(sys.modules)
-            replacements = {id(_real_uuid4): _virtual_uuid4, id(_real_datetime): VirtualDatetime}
+            replacements: dict[int, Any] = {id(_real_uuid4): _virtual_uuid4, id(_real_datetime): VirtualDatetime}
+            replacements.update({id(_real_clocks[name]): clock for name, clock in _clocks.items()})
             sites = []
             for module_name, module in list(sys.modules.items()):
                 if module is None or not (module_name == "agents" or module_name.startswith("agents.")):

@@ -62,10 +62,13 @@ class Trace:
     """
 
     def __init__(self, keep_last: int | None = 50_000) -> None:
-        self._pending: list[RawEvent] = []
-        #: Hot-path recording: append a ``(ticks, kind, task, detail)`` tuple.
+        self._pending: list[RawEvent | int | str] = []
+        #: Hot-path recording: append a ``(ticks, kind, task, detail)`` tuple,
+        #: or the compact form of task steps: an ``int`` tick, then the label
+        #: ``str`` of each task stepped at that tick (no tuple per step).
         #: Whoever uses it calls :meth:`flush_if_large` now and then.
         self.append_raw = self._pending.append
+        self._step_ticks = 0
         self._ring: deque[RawEvent] = deque(maxlen=keep_last)
         self._hash = hashlib.blake2b(digest_size=16)
         self._count = 0
@@ -93,14 +96,31 @@ class Trace:
         pending = self._pending
         if not pending:
             return
+        events = self._expand(pending)
         # Unit and record separators cannot appear in names, so the encoding is
         # unambiguous.
-        blob = "\x1e".join(f"{t}\x1f{k}\x1f{n}\x1f{d}" for t, k, n, d in pending)
+        blob = "\x1e".join(f"{t}\x1f{k}\x1f{n}\x1f{d}" for t, k, n, d in events)
         self._hash.update(blob.encode("utf-8", "surrogatepass"))
         self._hash.update(b"\x1d")
-        self._ring.extend(pending)
-        self._count += len(pending)
+        self._ring.extend(events)
+        self._count += len(events)
         pending.clear()
+
+    def _expand(self, pending: list[RawEvent | int | str]) -> list[RawEvent]:
+        """Decode the compact hot-path form: an ``int`` sets the current tick,
+        a ``str`` is a task step at that tick, a tuple is a whole event."""
+        events: list[RawEvent] = []
+        ticks = self._step_ticks
+        for item in pending:
+            kind = item.__class__
+            if kind is str:
+                events.append((ticks, "step", item, ""))  # type: ignore[arg-type]
+            elif kind is int:
+                ticks = item  # type: ignore[assignment]
+            else:
+                events.append(item)  # type: ignore[arg-type]
+        self._step_ticks = ticks
+        return events
 
     # -- reading -------------------------------------------------------------
 
@@ -111,7 +131,8 @@ class Trace:
 
     def __len__(self) -> int:
         """Number of events recorded (including those no longer kept)."""
-        return self._count + len(self._pending)
+        self._flush()
+        return self._count
 
     @property
     def events(self) -> list[TraceEvent]:

@@ -21,7 +21,12 @@ class AsyncioBackend(Backend):
         outcome = Outcome()
         try:
             main = loop.create_task(_main(core, async_fn, args), name="main")
-            core.cancel_main = lambda: main.cancel() if not main.done() else None
+
+            def cancel_main() -> None:
+                if not main.done():
+                    main.cancel()
+
+            core.cancel_main = cancel_main
             loop.on_idle = lambda: _on_idle(core, loop, main)
             try:
                 outcome.value = loop.run_until_complete(main)

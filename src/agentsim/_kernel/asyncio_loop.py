@@ -1,3 +1,7 @@
+# This module subclasses asyncio's loop and handles on purpose: it uses their
+# private state (_ready, _stopping, handle slots), which typeshed does not
+# declare, and overrides methods whose stub signatures are stricter than asyncio.
+# mypy: disable-error-code="attr-defined,override"
 """An asyncio event loop that runs on virtual time.
 
 It is ``asyncio.BaseEventLoop`` with three things replaced:

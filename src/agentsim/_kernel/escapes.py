@@ -16,6 +16,7 @@ import sysconfig
 import threading
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from .core import current_core
@@ -29,7 +30,7 @@ _AGENTSIM = os.path.normcase(os.path.dirname(os.path.dirname(__file__)))
 
 def _user_site() -> str:
     """The first frame up the stack that is neither the stdlib nor agentsim."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     fallback = None
     while frame is not None:
         filename = os.path.normcase(frame.f_code.co_filename)

@@ -157,7 +157,7 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
 
 
 _LOOP_PACKAGES = tuple(
-    os.path.dirname(module.__file__) + os.sep for module in (asyncio, __import__("trio"), __import__("anyio"))
+    os.path.dirname(str(module.__file__)) + os.sep for module in (asyncio, __import__("trio"), __import__("anyio"))
 ) + (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 
 

@@ -239,6 +239,7 @@ async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], a
         # Nurseries make leftovers impossible, except system tasks the program
         # spawned; trio cancels those when the main task returns.
         runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
+        assert runner.system_nursery is not None  # the main task lives in it
         outcome.leftover_tasks = tuple(
             snapshot_task(t)
             for t in sorted(runner.system_nursery.child_tasks, key=lambda t: t._counter)

@@ -11,3 +11,4 @@ BACKENDS = ("asyncio", "trio")
 def backend(request: pytest.FixtureRequest) -> str:
     """The simulation backend under test (``asyncio`` or ``trio``)."""
     return request.param
+

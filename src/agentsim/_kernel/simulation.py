@@ -7,6 +7,7 @@ import inspect
 import math
 import os
 import signal
+import sysconfig
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
@@ -156,13 +157,30 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
 
 
-_LOOP_PACKAGES = tuple(
-    os.path.dirname(str(module.__file__)) + os.sep for module in (asyncio, __import__("trio"), __import__("anyio"))
-) + (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+def _loop_code_prefixes() -> tuple[str, ...]:
+    import anyio
+    import attr
+    import outcome
+    import sniffio
+    import trio
+
+    packages = (asyncio, anyio, attr, outcome, sniffio, trio)
+    prefixes = [os.path.dirname(str(module.__file__)) + os.sep for module in packages]
+    prefixes.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+    return tuple(prefixes)
+
+
+_LOOP_CODE = _loop_code_prefixes()
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 
 
 def _is_program_code(filename: str) -> bool:
-    return not filename.startswith(_LOOP_PACKAGES)
+    """Whether an exception may be raised in this frame without corrupting a loop:
+    the program's own code or a library it calls, not the event loop's machinery
+    (the loops, their helper packages, the standard library, generated code)."""
+    if filename.startswith("<") or filename.startswith(_LOOP_CODE):
+        return False
+    return not filename.startswith(_STDLIB) or "site-packages" in filename
 
 
 def _running_task() -> Any:

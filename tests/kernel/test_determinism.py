@@ -109,7 +109,8 @@ def test_trace_digest_is_stable_for_a_long_run_beyond_the_kept_window() -> None:
     assert first.trace.dropped == len(first.trace) - len(first.trace.events)
 
 
-def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
+def _patch_targets() -> dict[str, object]:
+    """Everything a simulation patches, as currently bound."""
     import socket
     import subprocess
     import threading
@@ -120,7 +121,7 @@ def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
     import trio.to_thread
     from anyio._backends import _asyncio as anyio_asyncio
 
-    originals = {
+    return {
         "time.time": time.time,
         "time.monotonic": time.monotonic,
         "time.perf_counter": time.perf_counter,
@@ -134,27 +135,16 @@ def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
         "trio.to_thread.run_sync": trio.to_thread.run_sync,
         "anyio CancelScope.__init__": anyio_asyncio.CancelScope.__init__,
     }
-    seen_inside = {}
+
+
+def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
+    originals = _patch_targets()
+    inside: dict[str, object] = {}
 
     async def main() -> None:
-        seen_inside["time.time"] = time.time
-        seen_inside["threading.Thread.start"] = threading.Thread.start
+        inside.update(_patch_targets())
 
     agentsim.run(main, backend=backend)
-    assert seen_inside["time.time"] is not originals["time.time"]
-    assert seen_inside["threading.Thread.start"] is not originals["threading.Thread.start"]
-    after = {
-        "time.time": time.time,
-        "time.monotonic": time.monotonic,
-        "time.perf_counter": time.perf_counter,
-        "time.sleep": time.sleep,
-        "uuid.uuid4": uuid.uuid4,
-        "socket.socket.__init__": socket.socket.__init__,
-        "socket.getaddrinfo": socket.getaddrinfo,
-        "threading.Thread.start": threading.Thread.start,
-        "subprocess.Popen.__init__": subprocess.Popen.__init__,
-        "anyio.to_thread.run_sync": anyio.to_thread.run_sync,
-        "trio.to_thread.run_sync": trio.to_thread.run_sync,
-        "anyio CancelScope.__init__": anyio_asyncio.CancelScope.__init__,
-    }
-    assert after == originals
+    changed = {name for name in originals if inside[name] is not originals[name]}
+    assert changed == set(originals)  # every one of them was patched inside...
+    assert _patch_targets() == originals  # ...and restored after

@@ -167,3 +167,26 @@ def test_now_outside_a_simulation_is_a_clear_error() -> None:
         agentsim.now()
     assert info.value.api == "agentsim.now"
     assert "outside a simulation" in str(info.value)
+
+
+def test_deadline_rounding_down_to_a_tick_still_expires() -> None:
+    # 0.1 + 0.2 is 0.30000000000000004: the tick is 300 ms, a hair *before*
+    # the float deadline. A callback that re-checks `loop.time() >= deadline`
+    # (anyio's cancel scopes do) must see the deadline reached, not re-arm forever.
+    async def main() -> tuple[bool, float]:
+        loop = asyncio.get_running_loop()
+        deadline = 0.1 + 0.2
+        seen: list[bool] = []
+        fired = loop.create_future()
+
+        def check() -> None:
+            seen.append(loop.time() >= deadline)
+            fired.set_result(None)
+
+        loop.call_at(deadline, check)
+        await fired
+        with anyio.move_on_after(0.1 + 0.2):
+            await anyio.sleep(10)
+        return seen[0], loop.time()
+
+    assert agentsim.run(main, wall_timeout=5) == (True, 0.6)

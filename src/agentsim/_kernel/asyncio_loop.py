@@ -88,6 +88,29 @@ class _TimerHandle(events.TimerHandle):
         self._scheduled = True
 
 
+class _LateTimerHandle(_TimerHandle):
+    """A timer whose float deadline lies a fraction of a nanosecond after its tick.
+
+    ``call_at(when)`` rounds ``when`` to the nearest tick; when that rounds
+    down, the loop fires the timer at a ``time()`` just below ``when``. Code
+    that re-checks its deadline in the callback (anyio's cancel scopes do:
+    ``if loop.time() >= deadline: cancel() else: call_at(deadline, ...)``)
+    would re-arm forever. So while this callback runs, ``time()`` reads
+    ``when`` itself; everything else keeps seeing the exact tick.
+    """
+
+    __slots__ = ()
+
+    def _run(self) -> None:
+        loop = self._loop
+        exact = loop._now
+        loop._now = self._when
+        try:
+            events.Handle._run(self)
+        finally:
+            loop._now = exact
+
+
 class _TimerChoiceLabels(Sequence[str]):
     """Labels of a ``"timer"`` choice without copying the due list each step."""
 
@@ -210,12 +233,18 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
         if when is None:
             raise TypeError("when cannot be None")
-        return self._schedule_timer(round(when * TICKS_PER_SECOND), callback, args, context)
+        ticks = round(when * TICKS_PER_SECOND)
+        if ticks / TICKS_PER_SECOND < when:
+            return self._schedule_timer(ticks, callback, args, context, when=when)
+        return self._schedule_timer(ticks, callback, args, context)
 
-    def _schedule_timer(self, ticks: int, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.TimerHandle:
+    def _schedule_timer(self, ticks: int, callback: Callable[..., object], args: tuple[Any, ...], context: Any, *, when: float | None = None) -> events.TimerHandle:
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+        if when is None:
+            handle: events.TimerHandle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+        else:
+            handle = _LateTimerHandle(when, callback, args, self, context)
         creator = "" if self._fifo else _label(_current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle

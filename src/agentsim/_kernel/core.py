@@ -136,3 +136,34 @@ def now() -> float:
     Raises :class:`NotInSimulationError` outside a simulation.
     """
     return require_core("agentsim.now").now
+
+
+def current_task_label() -> str:
+    """The trace label of the task running now ("" between tasks)."""
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    if task is not None:
+        return getattr(task, "_agentsim_label", None) or task.get_name()
+    try:
+        import trio
+
+        return trio.lowlevel.current_task().name
+    except RuntimeError:
+        return ""
+
+
+def record_event(kind: str, detail: str = "") -> None:
+    """Add an event to the running simulation's trace; a no-op outside one.
+
+    Doubles use it to put what they see on the same timeline as the tasks
+    (``"send"`` of a call, ``"emit"`` of an event)::
+
+        agentsim.record_event("emit", "audio response_1 chunk 3")
+    """
+    core = getattr(_local, "core", None)
+    if core is not None:
+        core.trace.record(core.clock.ticks, kind, current_task_label(), detail)

@@ -1,0 +1,21 @@
+"""Realtime doubles: a scripted transport at the SDK's model boundary.
+
+``ScriptedRealtimeTransport`` implements ``agents.realtime.model.RealtimeModel``
+so the real ``RealtimeRunner``/``RealtimeSession`` run on it unmodified; a
+scenario expects the application's calls and emits model events on the
+virtual clock. See ``docs/realtime.md``.
+"""
+
+from .calls import ConnectOptions as ConnectOptions
+from .calls import RealtimeCall as RealtimeCall
+from .errors import IncompleteRealtimeScenarioError as IncompleteRealtimeScenarioError
+from .errors import RealtimeCallMatcherError as RealtimeCallMatcherError
+from .errors import RealtimeScenarioTimeoutError as RealtimeScenarioTimeoutError
+from .errors import RealtimeScriptError as RealtimeScriptError
+from .errors import RealtimeTransportDisconnectedError as RealtimeTransportDisconnectedError
+from .errors import RealtimeTransportNotClosedError as RealtimeTransportNotClosedError
+from .errors import UnexpectedRealtimeCallError as UnexpectedRealtimeCallError
+from .streams import AudioStream as AudioStream
+from .streams import ScheduledEmit as ScheduledEmit
+from .transport import RealtimeScenarioContext as RealtimeScenarioContext
+from .transport import ScriptedRealtimeTransport as ScriptedRealtimeTransport

@@ -1,0 +1,40 @@
+"""pcm16 audio for scripted responses: deterministic samples, split into chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+#: The Realtime API's pcm16 rate.
+DEFAULT_SAMPLE_RATE = 24_000
+
+
+def tone(seconds: float, *, sample_rate: int = DEFAULT_SAMPLE_RATE, frequency: float = 220.0, amplitude: float = 0.2) -> npt.NDArray[np.int16]:
+    """A sine tone as int16 samples: recognisable, deterministic "speech"."""
+    count = round(seconds * sample_rate)
+    phase = 2 * np.pi * frequency * np.arange(count) / sample_rate
+    return (np.sin(phase) * amplitude * np.iinfo(np.int16).max).astype(np.int16)
+
+
+def as_pcm16(samples: npt.ArrayLike) -> npt.NDArray[np.int16]:
+    """int16 samples from int16 data or floats in [-1, 1]."""
+    array = np.asarray(samples)
+    if array.dtype == np.int16:
+        return array
+    if np.issubdtype(array.dtype, np.floating):
+        return (np.clip(array, -1.0, 1.0) * np.iinfo(np.int16).max).astype(np.int16)
+    return array.astype(np.int16)
+
+
+def chunks(samples: npt.NDArray[np.int16], samples_per_chunk: int) -> Iterator[bytes]:
+    """Little-endian pcm16 bytes, ``samples_per_chunk`` samples each (the last may be short)."""
+    little = samples.astype("<i2", copy=False)
+    for start in range(0, len(little), samples_per_chunk):
+        yield little[start : start + samples_per_chunk].tobytes()
+
+
+def duration_ms(byte_count: int, sample_rate: int = DEFAULT_SAMPLE_RATE) -> float:
+    """Milliseconds of pcm16 mono audio in ``byte_count`` bytes."""
+    return byte_count / 2 / sample_rate * 1000

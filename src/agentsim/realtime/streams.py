@@ -1,0 +1,205 @@
+"""Timed emissions of the scripted transport: scheduled events and audio streams."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import numpy.typing as npt
+from agents.realtime.model_events import (
+    RealtimeModelAudioDoneEvent,
+    RealtimeModelAudioEvent,
+    RealtimeModelEvent,
+    RealtimeModelTranscriptDeltaEvent,
+    RealtimeModelTurnEndedEvent,
+    RealtimeModelTurnStartedEvent,
+)
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from . import pcm
+
+if TYPE_CHECKING:
+    from .transport import ScriptedRealtimeTransport
+
+
+def describe_event(event: RealtimeModelEvent) -> str:
+    """A short, address-free description of an event for the trace."""
+    parts: list[str] = [event.type]
+    for name in ("response_id", "item_id", "call_id", "status"):
+        value = getattr(event, name, None)
+        if value is not None:
+            parts.append(f"{name}={value}")
+    data = getattr(event, "data", None)
+    if isinstance(data, bytes):
+        parts.append(f"{len(data)}B")
+    return " ".join(parts)
+
+
+class ScheduledEmit:
+    """Events due at a virtual instant. ``cancel()`` before then to drop them;
+    ``await handle`` to wait until they were delivered (or dropped)."""
+
+    def __init__(self, transport: ScriptedRealtimeTransport, when: float, events: Sequence[RealtimeModelEvent]) -> None:
+        self.when = when
+        self.events = tuple(events)
+        #: True once delivered to the listeners; False if cancelled or dropped.
+        self.delivered = False
+        self._transport = transport
+        self._cancel_scope = anyio.CancelScope()
+        self._finished = anyio.Event()
+
+    def cancel(self) -> None:
+        self._cancel_scope.cancel()
+
+    async def _run(self) -> None:
+        try:
+            with self._cancel_scope:
+                await anyio.sleep_until(self.when)
+                if self._transport.connected:
+                    self.delivered = await self._transport._enqueue(self.events)
+                else:
+                    record_event("drop", f"{len(self.events)} event(s) at {self.when}: transport closed")
+        finally:
+            self._finished.set()
+
+    def __await__(self) -> Generator[Any, None, ScheduledEmit]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> ScheduledEmit:
+        await self._finished.wait()
+        return self
+
+
+class AudioStream:
+    """An assistant audio response being streamed by the scripted transport.
+
+    Readable while it runs: ``chunks_sent``, ``sent_ms`` (audio delivered),
+    ``interrupted``, ``finished``. ``interrupt()`` stops it; ``await stream``
+    waits for the end and returns it.
+    """
+
+    def __init__(
+        self,
+        transport: ScriptedRealtimeTransport,
+        *,
+        item_id: str,
+        response_id: str,
+        duration: float | None,
+        samples: npt.ArrayLike | None,
+        sample_rate: int,
+        chunk_ms: float,
+        transcript: str | None,
+        content_index: int,
+        pace: float,
+        turn_events: bool,
+        stop_on_interrupt: bool,
+    ) -> None:
+        if (duration is None) == (samples is None):
+            raise SimulationConfigError("duration/samples", (duration, samples), "exactly one of duration (seconds) or samples")
+        for name, value in (("sample_rate", sample_rate), ("chunk_ms", chunk_ms), ("pace", pace)):
+            if not value > 0:
+                raise SimulationConfigError(name, value, "a positive number")
+        audio = pcm.tone(duration, sample_rate=sample_rate) if duration is not None else pcm.as_pcm16(samples)  # type: ignore[arg-type]
+        self.item_id = item_id
+        self.response_id = response_id
+        self.content_index = content_index
+        self.sample_rate = sample_rate
+        self.chunk_ms = chunk_ms
+        self.pace = pace
+        self.transcript = transcript
+        self.total_ms = len(audio) / sample_rate * 1000
+        self.chunks_sent = 0
+        self.sent_ms = 0.0
+        self.interrupted = False
+        self.finished = False
+        self._chunks = list(pcm.chunks(audio, max(1, round(sample_rate * chunk_ms / 1000))))
+        self._deltas = _spread(transcript, len(self._chunks))
+        self._turn_events = turn_events
+        self._stop_on_interrupt = stop_on_interrupt
+        self._transport = transport
+        self._stop = anyio.Event()
+        self._done = anyio.Event()
+
+    def interrupt(self) -> None:
+        """Stop streaming now, as if the response was cancelled."""
+        if not self.finished:
+            self.interrupted = True
+            self.stop()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def on_interrupt_call(self) -> None:
+        if self._stop_on_interrupt:
+            self.interrupt()
+
+    async def _run(self) -> None:
+        transport = self._transport
+        try:
+            if self._turn_events and not await self._emit(RealtimeModelTurnStartedEvent(response_id=self.response_id)):
+                return
+            start = anyio.current_time()
+            spacing = self.chunk_ms / 1000 / self.pace
+            for index, chunk in enumerate(self._chunks):
+                if index and await self._stopped_before(start + index * spacing):
+                    break
+                events: list[RealtimeModelEvent] = [
+                    RealtimeModelAudioEvent(data=chunk, response_id=self.response_id, item_id=self.item_id, content_index=self.content_index)
+                ]
+                events += [
+                    RealtimeModelTranscriptDeltaEvent(item_id=self.item_id, delta=delta, response_id=self.response_id)
+                    for delta in self._deltas[index]
+                ]
+                if not await self._emit(*events):
+                    return
+                self.chunks_sent += 1
+                self.sent_ms += pcm.duration_ms(len(chunk), self.sample_rate)
+            else:
+                # The response ends when its last chunk has played out.
+                await self._stopped_before(start + len(self._chunks) * spacing)
+            ending: list[RealtimeModelEvent] = []
+            if not self.interrupted:
+                ending.append(RealtimeModelAudioDoneEvent(item_id=self.item_id, content_index=self.content_index))
+            if self._turn_events:
+                ending.append(RealtimeModelTurnEndedEvent(response_id=self.response_id))
+            if ending and transport.connected:
+                await self._emit(*ending)
+        finally:
+            self.finished = True
+            transport._stream_finished(self)
+            self._done.set()
+
+    async def _stopped_before(self, when: float) -> bool:
+        """Sleep until ``when``; True if the stream was stopped meanwhile."""
+        with anyio.move_on_after(max(0.0, when - anyio.current_time())):
+            await self._stop.wait()
+        return self._stop.is_set() or not self._transport.connected
+
+    async def _emit(self, *events: RealtimeModelEvent) -> bool:
+        if not self._transport.connected:
+            record_event("drop", f"audio stream {self.response_id}: transport closed")
+            return False
+        return await self._transport._enqueue(events)
+
+    def __await__(self) -> Generator[Any, None, AudioStream]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> AudioStream:
+        await self._done.wait()
+        return self
+
+
+def _spread(transcript: str | None, chunk_count: int) -> list[list[str]]:
+    """Transcript deltas per chunk: words spread evenly, spaces kept."""
+    per_chunk: list[list[str]] = [[] for _ in range(chunk_count)]
+    if not transcript or not chunk_count:
+        return per_chunk
+    words = transcript.split(" ")
+    deltas = [word + " " for word in words[:-1]] + [words[-1]]
+    for index, delta in enumerate(deltas):
+        per_chunk[min(chunk_count - 1, math.floor(index * chunk_count / len(deltas)))].append(delta)
+    return per_chunk
+

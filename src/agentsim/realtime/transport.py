@@ -1,0 +1,448 @@
+"""``ScriptedRealtimeTransport``: the realtime model boundary, scripted, on the clock.
+
+It implements the SDK's ``RealtimeModel`` completely, so ``RealtimeRunner`` and
+``RealtimeSession`` run unmodified on top of it. The application's side
+(connect, sends, close) is *recorded* as :class:`RealtimeCall`\\ s; the test's
+side *expects* them and *emits* normalized model events, now or at virtual
+instants. Events reach listeners through one delivery task per connection,
+in order, exactly as the real adapter's websocket reader delivers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import numpy.typing as npt
+from agents.realtime.model import RealtimeModel, RealtimeModelConfig, RealtimeModelListener
+from agents.realtime.model_events import (
+    RealtimeModelConnectionStatusEvent,
+    RealtimeModelEndOfStreamEvent,
+    RealtimeModelErrorEvent,
+    RealtimeModelEvent,
+    RealtimeModelExceptionEvent,
+)
+from agents.realtime.model_inputs import RealtimeModelSendEvent, RealtimeModelSendInterrupt
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from ..scenario import CallScript, ScenarioErrors, run_scenario
+from .calls import ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
+from .errors import (
+    IncompleteRealtimeScenarioError,
+    RealtimeCallMatcherError,
+    RealtimeScenarioTimeoutError,
+    RealtimeScriptError,
+    RealtimeTransportDisconnectedError,
+    RealtimeTransportNotClosedError,
+    UnexpectedRealtimeCallError,
+)
+from .streams import AudioStream, ScheduledEmit, describe_event
+
+Status = Literal["disconnected", "connecting", "connected"]
+
+_ERRORS = ScenarioErrors(
+    unexpected=UnexpectedRealtimeCallError,
+    matcher=RealtimeCallMatcherError,
+    incomplete=IncompleteRealtimeScenarioError,
+    timeout=RealtimeScenarioTimeoutError,
+)
+
+
+class _Delivery:
+    """Events waiting for the delivery task, and who waits for them."""
+
+    __slots__ = ("events", "done", "delivered")
+
+    def __init__(self, events: Sequence[RealtimeModelEvent]) -> None:
+        self.events = tuple(events)
+        self.done = asyncio.get_running_loop().create_future()
+        self.delivered = False
+
+
+class ScriptedRealtimeTransport(RealtimeModel):
+    """A realtime transport whose far side is a test script on virtual time.
+
+    Use it as the model of a real ``RealtimeRunner``/``RealtimeSession`` and
+    drive both sides with :meth:`run_scenario`::
+
+        transport = ScriptedRealtimeTransport()
+        runner = RealtimeRunner(agent, model=transport)
+
+        async def scenario(ctx):
+            await ctx.expect_call("connect")
+            await ctx.expect_call("user_input", lambda call: call.event.user_input == "Hi")
+            await ctx.emit(RealtimeModelTranscriptDeltaEvent(item_id="a1", delta="Hello", response_id="r1"))
+            await ctx.expect_call("close")
+
+        async def exercise():
+            async with await runner.run() as session:
+                await session.send_message("Hi")
+
+        await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=5.0)
+        transport.assert_complete()
+        transport.assert_closed()
+    """
+
+    def __init__(self) -> None:
+        self._script: CallScript[RealtimeCall] = CallScript(_ERRORS)
+        self._listeners: list[RealtimeModelListener] = []
+        self._status: Status = "disconnected"
+        self._inbox: asyncio.Queue[_Delivery] | None = None
+        self._delivery_task: asyncio.Task[None] | None = None
+        self._streams: list[AudioStream] = []
+        self._background: anyio.abc.TaskGroup | None = None
+        self._loose_tasks: set[asyncio.Task[Any]] = set()
+
+    # -- RealtimeModel: the application's side ---------------------------------
+
+    async def connect(self, options: RealtimeModelConfig) -> None:
+        """Record the connect (credential-free) and open the connection."""
+        failure = self._script.take_failure("connect")
+        if failure is None and self._status != "disconnected":
+            failure = RealtimeScriptError("connect", f"the transport is {self._status}", "close it before connecting again")
+        self._record("connect", options=ConnectOptions.from_options(options), error=failure)
+        if failure is not None:
+            raise failure
+        self._status = "connected"
+        self._inbox = asyncio.Queue()
+        self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")
+
+    def add_listener(self, listener: RealtimeModelListener) -> None:
+        if listener not in self._listeners:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: RealtimeModelListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    async def send_event(self, event: RealtimeModelSendEvent) -> None:
+        """Record a send; raise an injected failure, or fail if disconnected."""
+        self._record_send(event)
+
+    async def send_event_if(self, event: RealtimeModelSendEvent, send_if: Callable[[], bool]) -> bool:
+        """Send only if ``send_if()`` holds at the commit point (checked and
+        recorded with no await in between, so the check is atomic)."""
+        if not send_if():
+            record_event("skip", f"send_if false: {kind_of(event)}")
+            return False
+        self._record_send(event)
+        return True
+
+    async def close(self) -> None:
+        """Record the close and end the connection (no end-of-stream event: the
+        application asked for it, as with the real adapter)."""
+        failure = self._script.take_failure("close")
+        self._record("close", error=failure)
+        if failure is not None:
+            raise failure
+        self._status = "disconnected"
+        await self._shut_down()
+
+    # -- recording ---------------------------------------------------------------
+
+    def _record(self, kind: str, *, event: RealtimeModelSendEvent | None = None, options: ConnectOptions | None = None, error: BaseException | None = None) -> RealtimeCall:
+        call = RealtimeCall(self._script.next_index, kind, anyio.current_time(), event, options, error)
+        self._script.add(call)
+        record_event("send", kind if error is None else f"{kind} raised {type(error).__name__}")
+        return call
+
+    def _record_send(self, event: RealtimeModelSendEvent) -> None:
+        kind = kind_of(event)
+        failure = self._script.take_failure(kind)
+        if failure is None and self._status != "connected":
+            failure = RealtimeTransportDisconnectedError(kind, self._status)
+        self._record(kind, event=snapshot_event(event), error=failure)
+        if isinstance(event, RealtimeModelSendInterrupt) and not event.playback_only:
+            # The "server" cancels the response: all, or the one named.
+            for stream in list(self._streams):
+                if event.response_id is None or event.response_id == stream.response_id:
+                    stream.on_interrupt_call()
+        if failure is not None:
+            raise failure
+
+    # -- the scripted side ---------------------------------------------------------
+
+    async def run_scenario(
+        self,
+        *,
+        scenario: Callable[[RealtimeScenarioContext], Awaitable[Any]],
+        exercise: Callable[[], Awaitable[Any]],
+        timeout: float | None = 5.0,
+    ) -> None:
+        """Run ``scenario(ctx)`` (the transport's side) beside ``exercise()`` (the
+        application's side), both as sibling tasks, within ``timeout`` virtual seconds.
+
+        If either side raises, the other is cancelled after its clean-up runs
+        and the original exception is raised. If the exercise returns while
+        the scenario waits for a call nobody made:
+        :class:`IncompleteRealtimeScenarioError`. On the deadline:
+        :class:`RealtimeScenarioTimeoutError` listing what was pending.
+        """
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
+            raise SimulationConfigError("timeout", timeout, "a positive number of (virtual) seconds, or None")
+        await run_scenario(
+            scenario,
+            exercise,
+            context=RealtimeScenarioContext(self),
+            script=self._script,
+            timeout=timeout,
+            attach_background=self._attach_background,
+        )
+
+    def _attach_background(self, group: anyio.abc.TaskGroup | None) -> None:
+        self._background = group
+
+    async def expect_call(self, kind: object, matcher: Callable[[RealtimeCall], Any] | None = None) -> RealtimeCall:
+        """Wait for the next call in order and check it is ``kind`` (and passes ``matcher``).
+
+        ``kind``: ``"connect"``, ``"close"``, a send's short name
+        (``"user_input"``, ``"audio"``, ``"tool_output"``, ``"interrupt"``,
+        ``"session_update"``, ``"raw_message"``), its class or class name.
+        Calls made before the expectation are buffered in order. The matcher
+        gets the :class:`RealtimeCall`; it may assert, or return False to reject.
+        """
+        return await self._script.expect(normalize_kind(kind), matcher)
+
+    def fail_next_call(self, kind: object, error: BaseException) -> None:
+        """Make the next call of ``kind`` raise ``error`` (it is still recorded
+        and matched). Several failures for one kind are used in order."""
+        if not isinstance(error, BaseException):
+            raise SimulationConfigError("error", error, "an exception instance")
+        self._script.fail_next(normalize_kind(kind), error)
+
+    async def emit(self, *events: RealtimeModelEvent) -> bool:
+        """Deliver normalized model events to the listeners, in order, and wait
+        until they have been handled. Returns False if the connection closed
+        before they could be delivered."""
+        self._require_connected("emit")
+        return await self._enqueue(events)
+
+    def emit_nowait(self, *events: RealtimeModelEvent) -> None:
+        """Queue events for delivery without waiting for the listeners."""
+        self._require_connected("emit_nowait")
+        self._enqueue_nowait(events)
+
+    def emit_at(self, when: float, *events: RealtimeModelEvent) -> ScheduledEmit:
+        """Deliver ``events`` at virtual time ``when`` (seconds). Returns a handle
+        that can be cancelled or awaited. Dropped if the connection is closed then."""
+        handle = ScheduledEmit(self, when, events)
+        self._spawn(handle._run)
+        return handle
+
+    def emit_after(self, delay: float, *events: RealtimeModelEvent) -> ScheduledEmit:
+        """Deliver ``events`` ``delay`` virtual seconds from now (see :meth:`emit_at`)."""
+        return self.emit_at(anyio.current_time() + delay, *events)
+
+    def stream_audio(
+        self,
+        *,
+        item_id: str = "item_1",
+        response_id: str = "response_1",
+        duration: float | None = None,
+        samples: npt.ArrayLike | None = None,
+        sample_rate: int = 24_000,
+        chunk_ms: float = 20.0,
+        transcript: str | None = None,
+        content_index: int = 0,
+        pace: float = 1.0,
+        turn_events: bool = True,
+        stop_on_interrupt: bool = True,
+    ) -> AudioStream:
+        """Stream an assistant audio response as pcm16 chunks paced in virtual time.
+
+        Give ``duration`` (seconds of a deterministic tone) or ``samples``
+        (int16, or floats in [-1, 1]). Chunks of ``chunk_ms`` are emitted
+        ``chunk_ms / pace`` apart (``pace=1`` is real time; servers often send
+        faster). ``transcript`` is spread over the chunks as transcript deltas.
+        With ``turn_events`` the stream starts with ``turn_started`` and ends
+        with ``turn_ended``; a complete stream also sends ``audio_done``. With
+        ``stop_on_interrupt`` an ``interrupt`` call from the application stops
+        it (unless it names another ``response_id`` or is ``playback_only``:
+        the server cancels only what it is asked to), as does
+        ``stream.interrupt()``. Returns the running
+        :class:`AudioStream`; ``await`` it for its final state.
+        """
+        stream = AudioStream(
+            self,
+            item_id=item_id,
+            response_id=response_id,
+            duration=duration,
+            samples=samples,
+            sample_rate=sample_rate,
+            chunk_ms=chunk_ms,
+            transcript=transcript,
+            content_index=content_index,
+            pace=pace,
+            turn_events=turn_events,
+            stop_on_interrupt=stop_on_interrupt,
+        )
+        self._streams.append(stream)
+        self._spawn(stream._run)
+        return stream
+
+    async def disconnect(self, error: BaseException | None = None, *, clean: bool = True) -> None:
+        """The remote end drops the connection.
+
+        ``clean=True`` (a normal server close): after events already queued,
+        listeners get an ``error`` event if ``error`` is given, then
+        ``connection_status("disconnected")`` and ``end_of_stream`` — session
+        iteration ends without an exception. ``clean=False``: listeners get an
+        ``exception`` event (``error``, or a ``ConnectionResetError``), which the
+        session raises from its event iterator. Either way later sends raise
+        :class:`RealtimeTransportDisconnectedError`.
+        """
+        self._require_connected("disconnect")
+        self._status = "disconnected"
+        record_event("disconnect", "clean" if clean else "unclean")
+        if clean:
+            events: list[RealtimeModelEvent] = [RealtimeModelErrorEvent(error=error)] if error is not None else []
+            events += [RealtimeModelConnectionStatusEvent(status="disconnected"), RealtimeModelEndOfStreamEvent()]
+        else:
+            exception = error if isinstance(error, Exception) else ConnectionResetError("realtime connection lost")
+            events = [RealtimeModelExceptionEvent(exception=exception, context="connection closed unexpectedly")]
+        for stream in list(self._streams):
+            stream.stop()
+        await self._enqueue(events, final=True)
+
+    # -- inspection --------------------------------------------------------------
+
+    @property
+    def calls(self) -> tuple[RealtimeCall, ...]:
+        """Every call so far, in order (detached, credential-free snapshots)."""
+        return self._script.calls
+
+    @property
+    def status(self) -> Status:
+        """``"disconnected"``, ``"connecting"`` or ``"connected"``."""
+        return self._status
+
+    @property
+    def listeners(self) -> tuple[RealtimeModelListener, ...]:
+        return tuple(self._listeners)
+
+    @property
+    def pending_expectations(self) -> tuple[Any, ...]:
+        return self._script.pending_expectations
+
+    def assert_complete(self) -> None:
+        """No unconsumed calls, waiting expectations or unused failures remain."""
+        self._script.assert_complete()
+
+    def assert_closed(self) -> None:
+        """The connection is closed (by the application, or by ``disconnect``)."""
+        if self._status != "disconnected":
+            raise RealtimeTransportNotClosedError(self._status)
+
+    # -- delivery ------------------------------------------------------------------
+
+    def _require_connected(self, operation: str) -> None:
+        if self._status != "connected" or self._inbox is None:
+            raise RealtimeScriptError(
+                operation,
+                f"the transport is {self._status}",
+                "emit only between the application's connect and its close (or a disconnect); "
+                "use emit_at/emit_after for events that may race with the close",
+            )
+
+    @property
+    def connected(self) -> bool:
+        return self._status == "connected" and self._inbox is not None
+
+    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> _Delivery:
+        assert self._inbox is not None
+        delivery = _Delivery(events)
+        self._inbox.put_nowait(delivery)
+        if final:
+            self._inbox = None  # nothing may follow the disconnect
+        return delivery
+
+    async def _enqueue(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> bool:
+        delivery = self._enqueue_nowait(events, final=final)
+        await asyncio.shield(delivery.done)
+        return delivery.delivered
+
+    async def _deliver_forever(self, inbox: asyncio.Queue[_Delivery]) -> None:
+        delivery: _Delivery | None = None
+        try:
+            while True:
+                delivery = await inbox.get()
+                for event in delivery.events:
+                    await self._deliver(event)
+                delivery.delivered = True
+                delivery.done.set_result(None)
+                if self._inbox is not inbox and inbox.empty():
+                    return  # disconnected: the final events are out
+        finally:
+            # Closed mid-way: whoever waits for undelivered events learns so.
+            pending = [delivery] if delivery is not None else []
+            while not inbox.empty():
+                pending.append(inbox.get_nowait())
+            for left in pending:
+                if not left.done.done():
+                    left.done.set_result(None)
+
+    async def _deliver(self, event: RealtimeModelEvent) -> None:
+        record_event("emit", describe_event(event))
+        for listener in list(self._listeners):
+            try:
+                await listener.on_event(event)
+            except Exception as exc:  # noqa: BLE001 - forwarded like the real adapter does
+                if isinstance(event, RealtimeModelExceptionEvent):
+                    raise
+                await self._deliver(RealtimeModelExceptionEvent(exception=exc, context="Error handling event"))
+
+    async def _shut_down(self) -> None:
+        self._inbox = None
+        for stream in list(self._streams):
+            stream.stop()
+        task, self._delivery_task = self._delivery_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            if task is not asyncio.current_task():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        for loose in list(self._loose_tasks):
+            loose.cancel()
+
+    def _spawn(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        if self._background is not None:
+            self._background.start_soon(run)
+            return
+        # Outside run_scenario: a task the transport owns and cancels on close.
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(run())
+        self._loose_tasks.add(task)
+        task.add_done_callback(self._loose_tasks.discard)
+
+    def _stream_finished(self, stream: AudioStream) -> None:
+        if stream in self._streams:
+            self._streams.remove(stream)
+
+
+class RealtimeScenarioContext:
+    """The scenario's handle on the transport: expect calls, emit events, stream
+    audio, inject failures, disconnect. Every method is the transport's own."""
+
+    def __init__(self, transport: ScriptedRealtimeTransport) -> None:
+        self.transport = transport
+        self.expect_call = transport.expect_call
+        self.emit = transport.emit
+        self.emit_nowait = transport.emit_nowait
+        self.emit_at = transport.emit_at
+        self.emit_after = transport.emit_after
+        self.stream_audio = transport.stream_audio
+        self.fail_next_call = transport.fail_next_call
+        self.disconnect = transport.disconnect
+
+    @property
+    def now(self) -> float:
+        """Current (virtual) time in seconds."""
+        return anyio.current_time()
+
+    @property
+    def calls(self) -> tuple[RealtimeCall, ...]:
+        return self.transport.calls

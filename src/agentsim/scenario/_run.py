@@ -1,0 +1,103 @@
+"""``run_scenario``: the scripted side and the application side, together.
+
+Both run as sibling tasks of one task group, under one deadline (virtual
+seconds inside a simulation). Structured concurrency gives the guarantees
+that the JS SDK's ``runScenario`` leaves to the test author:
+
+* when either side raises, the other is cancelled, its clean-up (``finally``,
+  ``async with session``) runs, and the *original* exception is raised — not an
+  exception group, and not the cancellation it caused;
+* nothing keeps waiting after a failure: gates between the sides can be plain
+  ``anyio.Event``/``asyncio.Event`` objects, no fail-forwarding needed;
+* when the exercise returns, the scenario may finish what it is doing, but if
+  it waits for a call that was never made, the run ends with the double's
+  ``IncompleteScenarioError``;
+* on the deadline, both sides are cancelled (clean-up runs) and the double's
+  ``ScenarioTimeoutError`` lists what the scenario was waiting for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from ._script import CallScript
+
+Ctx = TypeVar("Ctx")
+
+
+def _first_real_error(exc: BaseException) -> BaseException:
+    """The first non-cancellation leaf of an exception group (or ``exc``)."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _first_real_error(inner)
+            if not isinstance(found, anyio.get_cancelled_exc_class()):
+                return found
+    return exc
+
+
+async def run_scenario(
+    scenario: Callable[[Ctx], Awaitable[Any]],
+    exercise: Callable[[], Awaitable[Any]],
+    *,
+    context: Ctx,
+    script: CallScript[Any],
+    timeout: float | None,
+    attach_background: Callable[[anyio.abc.TaskGroup | None], None],
+) -> None:
+    """Run ``scenario(context)`` beside ``exercise()`` (see the module docstring).
+
+    ``attach_background`` hands the scenario's own task group to the context
+    (for scheduled emits and streams); the scenario side ends only when that
+    background work has ended too.
+    """
+    failures: list[BaseException] = []
+    scenario_finished = False
+
+    def fail(exc: BaseException, group: anyio.abc.TaskGroup) -> None:
+        failures.append(_first_real_error(exc))
+        group.cancel_scope.cancel()
+
+    async def scenario_side(group: anyio.abc.TaskGroup) -> None:
+        nonlocal scenario_finished
+        try:
+            async with anyio.create_task_group() as background:
+                attach_background(background)
+                await scenario(context)
+        except Exception as exc:  # noqa: BLE001 - re-raised by run_scenario
+            fail(exc, group)
+        except BaseExceptionGroup as exc:
+            if not isinstance(_first_real_error(exc), anyio.get_cancelled_exc_class()):
+                fail(exc, group)
+            else:
+                raise
+        finally:
+            attach_background(None)
+            scenario_finished = True
+            script.changed.notify()
+
+    async def exercise_side(group: anyio.abc.TaskGroup) -> None:
+        try:
+            await exercise()
+            # Let the scenario finish what it is doing; a scenario that waits
+            # for a call nobody made can never finish.
+            while not scenario_finished:
+                if script.waiting:
+                    raise script.incomplete_error()
+                await script.changed.wait()
+        except Exception as exc:  # noqa: BLE001 - re-raised by run_scenario
+            fail(exc, group)
+
+    with anyio.move_on_after(timeout if timeout is not None else float("inf")) as deadline:
+        async with anyio.create_task_group() as group:
+            group.start_soon(scenario_side, group, name="scenario")
+            group.start_soon(exercise_side, group, name="exercise")
+    if failures:
+        first = failures[0]
+        for other in failures[1:]:
+            first.add_note(f"also raised while the run was ending: {type(other).__name__}: {other}")
+        raise first
+    if deadline.cancelled_caught:
+        raise script.errors.timeout(timeout or 0.0, script.pending_expectations, script.unconsumed_calls)

@@ -1,0 +1,143 @@
+"""Errors of scripted scenarios: mismatches, incomplete scripts, timeouts, misuse.
+
+Every error carries what a test needs as fields (call index, expected and
+actual kinds, what is still pending), so a test never parses a message.
+Doubles subclass these with their own names (``UnexpectedRealtimeCallError``
+…), so ``except UnexpectedCallError`` catches every double's mismatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PendingExpectation:
+    """An ``expect_call`` that is waiting: the kind it wants, since when (virtual s)."""
+
+    kind: str
+    since: float
+    matcher: str | None = None
+
+    def describe(self) -> str:
+        matcher = f" matching {self.matcher}" if self.matcher else ""
+        return f"{self.kind!r}{matcher} (waiting since {self.since:.3f}s)"
+
+
+@dataclass(frozen=True)
+class PendingFailure:
+    """A failure queued by ``fail_next_call`` that no call has consumed yet."""
+
+    kind: str
+    error: BaseException
+
+    def describe(self) -> str:
+        return f"{self.kind!r} -> {type(self.error).__name__}: {self.error}"
+
+
+def _listing(items: Sequence[Any], describe: str = "describe") -> str:
+    if not items:
+        return "none"
+    return "; ".join(getattr(item, describe)() for item in items)
+
+
+class ScenarioError(Exception):
+    """Base class of scripted-scenario failures (a test that does not hold)."""
+
+
+class ScenarioUsageError(ScenarioError, RuntimeError):
+    """A double was used in a way its script cannot honour (e.g. emitting on a
+    closed connection). ``operation`` names the call, ``state`` why it failed."""
+
+    def __init__(self, operation: str, state: str, advice: str) -> None:
+        self.operation = operation
+        self.state = state
+        super().__init__(f"{operation} is not possible while {state}: {advice}")
+
+
+class InvalidCallKindError(ScenarioError, ValueError):
+    """``expect_call``/``fail_next_call`` got a kind the double does not have.
+
+    ``kind`` is what was given, ``accepted`` every valid name.
+    """
+
+    def __init__(self, kind: object, accepted: Sequence[str]) -> None:
+        self.kind = kind
+        self.accepted = tuple(accepted)
+        super().__init__(f"unknown call kind {kind!r}; use one of: {', '.join(self.accepted)}")
+
+
+class UnexpectedCallError(ScenarioError):
+    """The next call in order is not the kind the scenario expected.
+
+    ``call_index`` is 0-based (index into ``calls``); ``expected`` and
+    ``actual`` are kinds; ``call`` is the recorded call itself.
+    """
+
+    def __init__(self, call_index: int, expected: str, actual: str, call: Any) -> None:
+        self.call_index = call_index
+        self.expected = expected
+        self.actual = actual
+        self.call = call
+        super().__init__(
+            f"call #{call_index + 1} was {actual!r} but the scenario expected {expected!r}. "
+            f"If the application legitimately makes this call first, expect it before "
+            f"{expected!r}; otherwise the application changed its order of calls."
+        )
+
+
+class CallMatcherError(ScenarioError):
+    """The matcher given to ``expect_call`` returned False for the call.
+
+    ``call_index`` (0-based) and ``actual`` (its kind) locate it; ``call`` is it.
+    """
+
+    def __init__(self, call_index: int, actual: str, call: Any) -> None:
+        self.call_index = call_index
+        self.actual = actual
+        self.call = call
+        super().__init__(
+            f"call #{call_index + 1} ({actual!r}) was rejected by its matcher. Inspect "
+            f"`error.call` to see what the application sent; assert inside the matcher "
+            f"for a more specific message."
+        )
+
+
+class IncompleteScenarioError(ScenarioError):
+    """The exercise finished while the scenario still waited for calls.
+
+    ``pending_expectations`` are the waiting ``expect_call``s,
+    ``unconsumed_calls`` calls nobody expected, ``pending_failures`` injected
+    failures no call consumed.
+    """
+
+    def __init__(self, unconsumed_calls: Sequence[Any], pending_expectations: Sequence[PendingExpectation], pending_failures: Sequence[PendingFailure]) -> None:
+        self.unconsumed_calls = tuple(unconsumed_calls)
+        self.pending_expectations = tuple(pending_expectations)
+        self.pending_failures = tuple(pending_failures)
+        super().__init__(
+            f"the scenario is incomplete. Waiting for: {_listing(self.pending_expectations)}. "
+            f"Unconsumed calls: {_listing(self.unconsumed_calls)}. Unused failures: "
+            f"{_listing(self.pending_failures)}. Either the application never made the "
+            f"expected call, or the exercise returned before it could."
+        )
+
+
+class ScenarioTimeoutError(ScenarioError, TimeoutError):
+    """Scenario and exercise did not finish within ``timeout`` (virtual) seconds.
+
+    ``pending_expectations`` shows what the scenario was still waiting for;
+    usually one side waits for the other forever.
+    """
+
+    def __init__(self, timeout: float, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any]) -> None:
+        self.timeout = timeout
+        self.pending_expectations = tuple(pending_expectations)
+        self.unconsumed_calls = tuple(unconsumed_calls)
+        super().__init__(
+            f"the scenario did not finish within {timeout}s of virtual time. Waiting for: "
+            f"{_listing(self.pending_expectations)}. Unconsumed calls: "
+            f"{_listing(self.unconsumed_calls)}."
+        )

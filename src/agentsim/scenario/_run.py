@@ -55,10 +55,18 @@ async def run_scenario(
     """
     failures: list[BaseException] = []
     scenario_finished = False
+    sides_running = 2
+    timed_out: list[tuple[Any, ...]] = []
 
     def fail(exc: BaseException, group: anyio.abc.TaskGroup) -> None:
         failures.append(_first_real_error(exc))
         group.cancel_scope.cancel()
+
+    def side_done(group: anyio.abc.TaskGroup) -> None:
+        nonlocal sides_running
+        sides_running -= 1
+        if not sides_running:
+            group.cancel_scope.cancel()  # only the watchdog is left
 
     async def scenario_side(group: anyio.abc.TaskGroup) -> None:
         nonlocal scenario_finished
@@ -77,6 +85,7 @@ async def run_scenario(
             attach_background(None)
             scenario_finished = True
             script.changed.notify()
+            side_done(group)
 
     async def exercise_side(group: anyio.abc.TaskGroup) -> None:
         try:
@@ -89,15 +98,25 @@ async def run_scenario(
                 await script.changed.wait()
         except Exception as exc:  # noqa: BLE001 - re-raised by run_scenario
             fail(exc, group)
+        finally:
+            side_done(group)
 
-    with anyio.move_on_after(timeout if timeout is not None else float("inf")) as deadline:
-        async with anyio.create_task_group() as group:
-            group.start_soon(scenario_side, group, name="scenario")
-            group.start_soon(exercise_side, group, name="exercise")
+    async def watchdog(group: anyio.abc.TaskGroup, seconds: float) -> None:
+        await anyio.sleep(seconds)
+        # Snapshot before cancelling: cancelled expectations leave the script.
+        timed_out.append((script.pending_expectations, script.unconsumed_calls))
+        group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(scenario_side, group, name="scenario")
+        group.start_soon(exercise_side, group, name="exercise")
+        if timeout is not None:
+            group.start_soon(watchdog, group, timeout, name="scenario-deadline")
     if failures:
         first = failures[0]
         for other in failures[1:]:
             first.add_note(f"also raised while the run was ending: {type(other).__name__}: {other}")
         raise first
-    if deadline.cancelled_caught:
-        raise script.errors.timeout(timeout or 0.0, script.pending_expectations, script.unconsumed_calls)
+    if timed_out:
+        pending, unconsumed = timed_out[0]
+        raise script.errors.timeout(timeout or 0.0, pending, unconsumed)

@@ -1,0 +1,475 @@
+"""ScriptedRealtimeTransport's own contract: ordering, errors, timing, snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+from agents.realtime.model import RealtimeModelListener
+from agents.realtime.model_events import (
+    RealtimeModelAudioEvent,
+    RealtimeModelEvent,
+    RealtimeModelOutputTextDeltaEvent,
+    RealtimeModelTurnStartedEvent,
+)
+from agents.realtime.model_inputs import (
+    RealtimeModelSendAudio,
+    RealtimeModelSendInterrupt,
+    RealtimeModelSendUserInput,
+)
+
+import agentsim
+from agentsim.realtime import (
+    IncompleteRealtimeScenarioError,
+    RealtimeCallMatcherError,
+    RealtimeScenarioTimeoutError,
+    RealtimeScriptError,
+    RealtimeTransportDisconnectedError,
+    RealtimeTransportNotClosedError,
+    ScriptedRealtimeTransport,
+    UnexpectedRealtimeCallError,
+)
+from agentsim.scenario import InvalidCallKindError, UnexpectedCallError
+
+
+class Recorder(RealtimeModelListener):
+    """A listener that records (time, event) pairs."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, RealtimeModelEvent]] = []
+
+    async def on_event(self, event: RealtimeModelEvent) -> None:
+        self.events.append((agentsim.now(), event))
+
+
+def delta(text: str) -> RealtimeModelOutputTextDeltaEvent:
+    return RealtimeModelOutputTextDeltaEvent(item_id="i1", delta=text, response_id="r1")
+
+
+async def connected(*options: dict[str, Any]) -> tuple[ScriptedRealtimeTransport, Recorder]:
+    transport = ScriptedRealtimeTransport()
+    recorder = Recorder()
+    transport.add_listener(recorder)
+    await transport.connect(options[0] if options else {})
+    return transport, recorder
+
+
+# -- ordering and buffering ----------------------------------------------------------
+
+
+def test_calls_made_before_the_expectation_are_buffered_in_order() -> None:
+    async def main() -> list[str]:
+        transport, _ = await connected()
+        await transport.send_event(RealtimeModelSendUserInput(user_input="one"))
+        await transport.send_event(RealtimeModelSendAudio(audio=b"\x00\x01"))
+        kinds = [(await transport.expect_call(kind)).kind for kind in ("connect", "user_input", "audio")]
+        await transport.close()
+        await transport.expect_call("close")
+        transport.assert_complete()
+        return kinds
+
+    assert agentsim.run(main) == ["connect", "user_input", "audio"]
+
+
+def test_kinds_may_be_short_names_classes_or_class_names() -> None:
+    async def main() -> list[str]:
+        transport, _ = await connected()
+        for _ in range(3):
+            await transport.send_event(RealtimeModelSendInterrupt())
+        await transport.expect_call("connect")
+        kinds = [
+            (await transport.expect_call("interrupt")).kind,
+            (await transport.expect_call(RealtimeModelSendInterrupt)).kind,
+            (await transport.expect_call("RealtimeModelSendInterrupt")).kind,
+        ]
+        await transport.close()
+        return kinds
+
+    assert agentsim.run(main) == ["interrupt"] * 3
+
+
+def test_an_unknown_kind_is_a_typed_error_listing_the_valid_ones() -> None:
+    transport = ScriptedRealtimeTransport()
+    with pytest.raises(InvalidCallKindError) as info:
+        transport.fail_next_call("send_message", RuntimeError("x"))
+    assert info.value.kind == "send_message"
+    assert "user_input" in info.value.accepted and "RealtimeModelSendUserInput" in info.value.accepted
+
+
+def test_a_call_of_another_kind_is_an_unexpected_call_with_fields() -> None:
+    async def main() -> None:
+        transport, _ = await connected()
+        try:
+            await transport.expect_call("connect")
+            await transport.send_event(RealtimeModelSendAudio(audio=b"\x00\x00"))
+            await transport.expect_call("user_input")
+        finally:
+            await transport.close()
+
+    with pytest.raises(UnexpectedRealtimeCallError) as info:
+        agentsim.run(main)
+    error = info.value
+    assert isinstance(error, UnexpectedCallError)
+    assert (error.call_index, error.expected, error.actual) == (1, "user_input", "audio")
+    assert error.call.event == RealtimeModelSendAudio(audio=b"\x00\x00")
+
+
+def test_a_matcher_returning_false_rejects_the_call() -> None:
+    async def main() -> None:
+        transport, _ = await connected()
+        try:
+            await transport.expect_call("connect")
+            await transport.send_event(RealtimeModelSendUserInput(user_input="Goodbye"))
+            await transport.expect_call("user_input", lambda call: call.event.user_input == "Hello")
+        finally:
+            await transport.close()
+
+    with pytest.raises(RealtimeCallMatcherError) as info:
+        agentsim.run(main)
+    assert (info.value.call_index, info.value.actual) == (1, "user_input")
+    assert info.value.call.event.user_input == "Goodbye"
+
+
+def test_a_matcher_may_assert_and_may_be_async() -> None:
+    async def main() -> None:
+        transport, _ = await connected()
+        await transport.expect_call("connect")
+        await transport.send_event(RealtimeModelSendUserInput(user_input="Hello"))
+
+        async def matcher(call: Any) -> bool:
+            await asyncio.sleep(0.1)
+            assert call.event.user_input == "Hi", "wrong greeting"
+            return True
+
+        try:
+            await transport.expect_call("user_input", matcher)
+        finally:
+            await transport.close()
+
+    with pytest.raises(AssertionError, match="wrong greeting"):
+        agentsim.run(main)
+
+
+# -- failure injection, disconnects, snapshots ---------------------------------------
+
+
+def test_injected_failures_are_recorded_matched_and_used_in_order() -> None:
+    async def main() -> tuple[list[str], list[str]]:
+        transport, _ = await connected()
+        transport.fail_next_call("user_input", TimeoutError("first"))
+        transport.fail_next_call("user_input", ConnectionError("second"))
+        raised = []
+        for text in ("a", "b", "c"):
+            try:
+                await transport.send_event(RealtimeModelSendUserInput(user_input=text))
+            except Exception as exc:  # noqa: BLE001 - recorded for the assertion
+                raised.append(str(exc))
+        await transport.expect_call("connect")
+        errors = [repr((await transport.expect_call("user_input")).error) for _ in range(3)]
+        await transport.close()
+        await transport.expect_call("close")
+        transport.assert_complete()
+        return raised, errors
+
+    raised, errors = agentsim.run(main)
+    assert raised == ["first", "second"]
+    assert errors == ["TimeoutError('first')", "ConnectionError('second')", "None"]
+
+
+def test_unused_injected_failures_fail_assert_complete() -> None:
+    async def main() -> None:
+        transport, _ = await connected()
+        transport.fail_next_call("interrupt", RuntimeError("never used"))
+        await transport.expect_call("connect")
+        await transport.close()
+        await transport.expect_call("close")
+        transport.assert_complete()
+
+    with pytest.raises(IncompleteRealtimeScenarioError) as info:
+        agentsim.run(main)
+    assert [(failure.kind, str(failure.error)) for failure in info.value.pending_failures] == [("interrupt", "never used")]
+
+
+def test_connect_snapshot_is_credential_free() -> None:
+    async def main() -> Any:
+        transport, _ = await connected(
+            {
+                "api_key": "sk-secret",
+                "headers": {"api-key": "also-secret"},
+                "url": "wss://user:pw@example.test/v1/realtime?token=abc#frag",
+                "initial_model_settings": {"voice": "alloy", "tools": []},
+            }
+        )
+        await transport.close()
+        return transport.calls[0].options
+
+    options = agentsim.run(main)
+    assert options.api_key_provided is True and options.headers_provided is True
+    assert options.url == "wss://example.test/v1/realtime"
+    assert options.initial_model_settings == {"voice": "alloy", "tools": []}
+    assert "secret" not in repr(options) and "token" not in repr(options)
+
+
+def test_recorded_events_are_detached_from_the_application() -> None:
+    async def main() -> Any:
+        transport, _ = await connected()
+        message: dict[str, Any] = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+        await transport.send_event(RealtimeModelSendUserInput(user_input=message))  # type: ignore[arg-type]
+        message["content"][0]["text"] = "changed afterwards"
+        await transport.close()
+        return transport.calls[1].event.user_input["content"][0]["text"]
+
+    assert agentsim.run(main) == "hi"
+
+
+def test_sends_after_a_disconnect_fail_like_a_real_connection() -> None:
+    async def main() -> tuple[str, str, list[str]]:
+        transport, recorder = await connected()
+        await transport.disconnect()
+        with pytest.raises(RealtimeTransportDisconnectedError) as info:
+            await transport.send_event(RealtimeModelSendUserInput(user_input="late"))
+        await transport.close()  # closing a dropped connection is fine
+        transport.assert_closed()
+        return info.value.operation, info.value.status, [event.type for _, event in recorder.events]
+
+    assert agentsim.run(main) == ("user_input", "disconnected", ["connection_status", "end_of_stream"])
+
+
+def test_emitting_while_disconnected_is_a_script_error() -> None:
+    async def main() -> None:
+        transport = ScriptedRealtimeTransport()
+        await transport.emit(delta("too early"))
+
+    with pytest.raises(RealtimeScriptError) as info:
+        agentsim.run(main)
+    assert info.value.operation == "emit" and "disconnected" in info.value.state
+
+
+def test_assert_closed_names_the_status() -> None:
+    async def main() -> None:
+        transport, _ = await connected()
+        try:
+            transport.assert_closed()
+        finally:
+            await transport.close()
+
+    with pytest.raises(RealtimeTransportNotClosedError) as info:
+        agentsim.run(main)
+    assert info.value.status == "connected"
+
+
+# -- time -----------------------------------------------------------------------------
+
+
+def test_emit_at_and_emit_after_deliver_at_virtual_instants() -> None:
+    async def main() -> list[tuple[float, str]]:
+        transport, recorder = await connected()
+        early = transport.emit_at(1.5, delta("at 1.5"))
+        await asyncio.sleep(0.25)
+        late = transport.emit_after(2.0, delta("at 2.25"))
+        dropped = transport.emit_at(5.0, delta("never"))
+        await early
+        await late
+        await transport.close()
+        await dropped
+        assert early.delivered and late.delivered and not dropped.delivered
+        return [(time, event.delta) for time, event in recorder.events]
+
+    assert agentsim.run(main) == [(1.5, "at 1.5"), (2.25, "at 2.25")]
+
+
+def test_a_cancelled_scheduled_emit_is_never_delivered() -> None:
+    async def main() -> int:
+        transport, recorder = await connected()
+        handle = transport.emit_after(1.0, delta("cancelled"))
+        handle.cancel()
+        await handle
+        await asyncio.sleep(2)
+        await transport.close()
+        return len(recorder.events)
+
+    assert agentsim.run(main) == 0
+
+
+def test_stream_audio_paces_pcm16_chunks_and_spreads_the_transcript() -> None:
+    async def main() -> tuple[list[tuple[float, str]], str, Any]:
+        transport, recorder = await connected()
+        stream = transport.stream_audio(duration=0.1, chunk_ms=20, transcript="hello there world", response_id="r7", item_id="a7")
+        await stream
+        await transport.close()
+        kinds = [(time, event.type) for time, event in recorder.events]
+        text = "".join(event.delta for _, event in recorder.events if event.type == "transcript_delta")
+        return kinds, text, stream
+
+    kinds, text, stream = agentsim.run(main)
+    audio_times = [time for time, kind in kinds if kind == "audio"]
+    assert audio_times == pytest.approx([0.0, 0.02, 0.04, 0.06, 0.08])
+    assert kinds[0] == (0.0, "turn_started")
+    assert kinds[-2:] == [(pytest.approx(0.1), "audio_done"), (pytest.approx(0.1), "turn_ended")]
+    assert text == "hello there world"
+    assert (stream.chunks_sent, stream.sent_ms, stream.interrupted) == (5, pytest.approx(100.0), False)
+
+
+def test_stream_audio_from_samples_sends_their_bytes() -> None:
+    samples = np.linspace(-1.0, 1.0, 480 * 3)
+
+    async def main() -> bytes:
+        transport, recorder = await connected()
+        await transport.stream_audio(samples=samples, chunk_ms=20, turn_events=False)
+        await transport.close()
+        return b"".join(event.data for _, event in recorder.events if isinstance(event, RealtimeModelAudioEvent))
+
+    data = agentsim.run(main)
+    expected = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    assert data == expected
+
+
+def test_an_interrupt_call_stops_only_the_response_it_names() -> None:
+    async def main() -> tuple[bool, bool, int]:
+        transport, _ = await connected()
+        first = transport.stream_audio(duration=2.0, response_id="r1", item_id="a1")
+        second = transport.stream_audio(duration=2.0, response_id="r2", item_id="a2")
+        await asyncio.sleep(0.5)
+        await transport.send_event(RealtimeModelSendInterrupt(response_id="r1", playback_only=True))
+        await transport.send_event(RealtimeModelSendInterrupt(response_id="r2"))
+        await first
+        await second
+        await transport.close()
+        return first.interrupted, second.interrupted, second.chunks_sent
+
+    first_interrupted, second_interrupted, second_chunks = agentsim.run(main)
+    assert first_interrupted is False  # playback_only: the server keeps generating
+    assert second_interrupted is True
+    assert second_chunks in (25, 26)  # chunks at 0, 20 ... 480 ms, and maybe the one due with the interrupt
+
+
+def test_same_seed_same_trace_and_random_explores_emit_versus_send_order() -> None:
+    # An emit scheduled for 1.0 s and an application send at 1.0 s: the order
+    # in which the listener sees them is a seeded choice.
+    async def main() -> list[str]:
+        transport = ScriptedRealtimeTransport()
+        order: list[str] = []
+
+        class Listener(RealtimeModelListener):
+            async def on_event(self, event: RealtimeModelEvent) -> None:
+                order.append("emit")
+
+        transport.add_listener(Listener())
+        await transport.connect({})
+        transport.emit_at(1.0, RealtimeModelTurnStartedEvent(response_id="r1"))
+        await asyncio.sleep(1.0)
+        await transport.send_event(RealtimeModelSendUserInput(user_input="now"))
+        order.append("send")
+        await asyncio.sleep(0.1)
+        await transport.close()
+        return order
+
+    orders = set()
+    for seed in range(12):
+        first = agentsim.simulate(main, seed=seed, strategy="random")
+        second = agentsim.simulate(main, seed=seed, strategy="random")
+        assert first.value == second.value and first.trace.digest() == second.trace.digest()
+        orders.add(tuple(first.value))
+    assert orders == {("emit", "send"), ("send", "emit")}
+
+
+# -- run_scenario -----------------------------------------------------------------------
+
+
+def test_run_scenario_raises_the_original_error_after_the_other_side_cleans_up() -> None:
+    async def main() -> list[str]:
+        transport = ScriptedRealtimeTransport()
+        cleaned: list[str] = []
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            raise ValueError("scenario broke")
+
+        async def exercise() -> None:
+            await transport.connect({})
+            try:
+                await asyncio.sleep(100)
+            finally:
+                cleaned.append("exercise cleanup")
+                await transport.close()
+
+        with pytest.raises(ValueError, match="scenario broke") as info:
+            await transport.run_scenario(scenario=scenario, exercise=exercise)
+        assert not isinstance(info.value, BaseExceptionGroup)
+        transport.assert_closed()
+        return cleaned
+
+    assert agentsim.run(main) == ["exercise cleanup"]
+
+
+def test_run_scenario_reports_an_incomplete_scenario() -> None:
+    async def main() -> IncompleteRealtimeScenarioError:
+        transport = ScriptedRealtimeTransport()
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            await ctx.expect_call("user_input")
+
+        async def exercise() -> None:
+            await transport.connect({})
+            await transport.send_event(RealtimeModelSendAudio(audio=b""))
+            await transport.close()
+
+        with pytest.raises(UnexpectedRealtimeCallError):
+            await transport.run_scenario(scenario=scenario, exercise=exercise)
+
+        transport2 = ScriptedRealtimeTransport()
+
+        async def scenario2(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            await ctx.expect_call("user_input")
+
+        async def exercise2() -> None:
+            await transport2.connect({})
+
+        with pytest.raises(IncompleteRealtimeScenarioError) as info:
+            await transport2.run_scenario(scenario=scenario2, exercise=exercise2)
+        await transport2.close()
+        return info.value
+
+    error = agentsim.run(main)
+    assert [expectation.kind for expectation in error.pending_expectations] == ["user_input"]
+    assert error.unconsumed_calls == () and error.pending_failures == ()
+
+
+def test_run_scenario_times_out_in_virtual_time_listing_what_was_pending() -> None:
+    async def main() -> tuple[RealtimeScenarioTimeoutError, float, list[str]]:
+        transport = ScriptedRealtimeTransport()
+        cleaned: list[str] = []
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            await ctx.expect_call("tool_output")  # never comes
+
+        async def exercise() -> None:
+            await transport.connect({})
+            try:
+                await asyncio.Event().wait()  # waits for the scenario forever
+            finally:
+                cleaned.append("closed")
+                await transport.close()
+
+        with pytest.raises(RealtimeScenarioTimeoutError) as info:
+            await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=30.0)
+        return info.value, agentsim.now(), cleaned
+
+    error, when, cleaned = agentsim.run(main)
+    assert error.timeout == 30.0 and when == 30.0
+    assert [expectation.kind for expectation in error.pending_expectations] == ["tool_output"]
+    assert cleaned == ["closed"]
+
+
+def test_run_scenario_rejects_a_bad_timeout() -> None:
+    async def main() -> None:
+        await ScriptedRealtimeTransport().run_scenario(scenario=lambda ctx: asyncio.sleep(0), exercise=lambda: asyncio.sleep(0), timeout=-1)
+
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        agentsim.run(main)
+    assert info.value.parameter == "timeout"

@@ -13,20 +13,17 @@ from agents import Usage, function_tool
 from agents.guardrail import GuardrailFunctionOutput, OutputGuardrail
 from agents.handoffs import Handoff
 from agents.realtime import RealtimeAgent, RealtimeRunner, realtime_handoff
-from agents.realtime.model_events import (
-    RealtimeModelOutputTextDeltaEvent,
-    RealtimeModelToolCallEvent,
-    RealtimeModelTurnEndedEvent,
-    RealtimeModelTurnStartedEvent,
-    RealtimeModelUsageEvent,
-)
+from agents.realtime import model_events
+from agents.realtime.model_events import RealtimeModelToolCallEvent, RealtimeModelTranscriptDeltaEvent
 from agents.realtime.model_inputs import RealtimeModelSendInterrupt, RealtimeModelSendUserInput
 
-from agentsim.realtime import RealtimeCall, ScriptedRealtimeTransport
+from agentsim.realtime import RealtimeCall, ScriptedRealtimeTransport, turn_ended, turn_started
 
+from .sdk_features import HAS_END_OF_STREAM, needs_end_of_stream, needs_guardrail_follow_up, needs_usage_events
 from .test_recipes import each_schedule, make_runner
 
 
+@needs_end_of_stream
 def test_clean_server_close_drains_queued_events_then_ends_iteration() -> None:
     async def main() -> list[str]:
         transport = ScriptedRealtimeTransport()
@@ -36,14 +33,14 @@ def test_clean_server_close_drains_queued_events_then_ends_iteration() -> None:
         async def scenario(ctx: Any) -> None:
             await ctx.expect_call("connect")
             for i in range(5):  # queued, not yet handled by the application
-                ctx.emit_nowait(RealtimeModelOutputTextDeltaEvent(item_id="a1", delta=f"part{i} ", response_id="r1"))
+                ctx.emit_nowait(RealtimeModelTranscriptDeltaEvent(item_id="a1", delta=f"part{i} ", response_id="r1"))
             await ctx.disconnect()  # a normal server close
             await ctx.expect_call("close")
 
         async def exercise() -> None:
             async with await runner.run() as session:
                 async for event in session:  # must end without an exception
-                    if event.type == "raw_model_event" and event.data.type == "output_text_delta":
+                    if event.type == "raw_model_event" and event.data.type == "transcript_delta":
                         deltas.append(event.data.delta)
 
         await transport.run_scenario(scenario=scenario, exercise=exercise)
@@ -62,7 +59,7 @@ def test_unexpected_connection_failure_takes_the_exception_path() -> None:
 
         async def scenario(ctx: Any) -> None:
             await ctx.expect_call("connect")
-            await ctx.emit(RealtimeModelTurnStartedEvent(response_id="r1"))
+            await ctx.emit(turn_started("r1"))
             await ctx.disconnect(ConnectionResetError("connection reset by peer"), clean=False)
             await ctx.expect_call("close")
 
@@ -73,13 +70,15 @@ def test_unexpected_connection_failure_takes_the_exception_path() -> None:
                         seen_before_failure.append(event.type)
 
         await transport.run_scenario(scenario=scenario, exercise=exercise)
-        transport.assert_complete()
         transport.assert_closed()
-        return transport.status, seen_before_failure.count("agent_start")
+        return transport.status, seen_before_failure.count("agent_start"), [call.kind for call in transport.calls]
 
-    for status, agent_starts in each_schedule(main):
+    for status, agent_starts, kinds in each_schedule(main):
         assert status == "disconnected"
         assert agent_starts == 1
+        # Current releases close the model once; 0.13.6 closes it again when the
+        # `async with` exits after the iterator already closed the session.
+        assert kinds == (["connect", "close"] if HAS_END_OF_STREAM else ["connect", "close", "close"])
 
 
 def _password_guardrail() -> OutputGuardrail[Any]:
@@ -89,6 +88,7 @@ def _password_guardrail() -> OutputGuardrail[Any]:
     return OutputGuardrail(guardrail_function=sensitive_data_check)
 
 
+@needs_guardrail_follow_up
 def test_output_guardrail_trips_on_a_transcript_delta_interrupts_and_follows_up() -> None:
     async def main() -> tuple[RealtimeCall, RealtimeCall, list[str], int]:
         agent = RealtimeAgent(name="Assistant", instructions="...", output_guardrails=[_password_guardrail()])
@@ -233,7 +233,7 @@ def test_handoff_mid_session_updates_the_session() -> None:
             tool_names = [handoff.tool_name for handoff in connect.options.initial_model_settings["handoffs"]]
             assert tool_names == [Handoff.default_tool_name(billing)]
             await ctx.emit(
-                RealtimeModelTurnStartedEvent(response_id="r1"),
+                turn_started("r1"),
                 RealtimeModelToolCallEvent(name=tool_names[0], call_id="call_h", arguments="{}"),
             )
             seen["update"] = await ctx.expect_call("session_update")
@@ -260,7 +260,10 @@ def test_handoff_mid_session_updates_the_session() -> None:
         assert handoffs == [("Customer Service", "Billing Support")]
 
 
+@needs_usage_events
 def test_usage_events_accumulate_on_the_session_context() -> None:
+    RealtimeModelUsageEvent = model_events.RealtimeModelUsageEvent  # noqa: N806 - absent on old releases
+
     async def main() -> tuple[list[int], int]:
         transport = ScriptedRealtimeTransport()
         runner = make_runner(transport)
@@ -271,9 +274,9 @@ def test_usage_events_accumulate_on_the_session_context() -> None:
             await ctx.expect_call("connect")
             for index, tokens in enumerate((120, 80), start=1):
                 await ctx.emit(
-                    RealtimeModelTurnStartedEvent(response_id=f"r{index}"),
+                    turn_started(f"r{index}"),
                     RealtimeModelUsageEvent(usage=Usage(requests=1, input_tokens=tokens // 2, output_tokens=tokens // 2, total_tokens=tokens)),
-                    RealtimeModelTurnEndedEvent(response_id=f"r{index}"),
+                    turn_ended(f"r{index}"),
                 )
             await ctx.expect_call("close")
 

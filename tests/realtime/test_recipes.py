@@ -23,12 +23,13 @@ from agents.realtime.model_events import (
     RealtimeModelAudioInterruptedEvent,
     RealtimeModelItemUpdatedEvent,
     RealtimeModelToolCallEvent,
-    RealtimeModelTurnStartedEvent,
 )
 from agents.realtime.model_inputs import RealtimeModelSendInterrupt
 
 import agentsim
-from agentsim.realtime import RealtimeCall, ScriptedRealtimeTransport
+from agentsim.realtime import RealtimeCall, ScriptedRealtimeTransport, turn_started
+
+from .sdk_features import needs_end_of_stream
 
 SCHEDULES = [("fifo", 0)] + [("random", seed) for seed in range(6)]
 
@@ -63,7 +64,7 @@ def test_tool_workflow() -> None:
             await ctx.expect_call("user_input", lambda call: call.event.user_input == "Where is order 123?")
             # The model "chooses" the tool: this tests the SDK's handling of that choice.
             await ctx.emit(
-                RealtimeModelTurnStartedEvent(response_id="response_1"),
+                turn_started("response_1"),
                 RealtimeModelToolCallEvent(name="lookup_order", call_id="call_1", arguments='{"order_id": "order_123"}'),
             )
             outputs.append(await ctx.expect_call("tool_output"))
@@ -232,6 +233,7 @@ def test_failure_injected_on_connect() -> None:
         assert status == "disconnected"
 
 
+@needs_end_of_stream
 def test_remote_disconnect_ends_the_session() -> None:
     async def main() -> tuple[list[str], str]:
         transport = ScriptedRealtimeTransport()
@@ -240,7 +242,7 @@ def test_remote_disconnect_ends_the_session() -> None:
 
         async def scenario(ctx: Any) -> None:
             await ctx.expect_call("connect")
-            await ctx.emit(RealtimeModelTurnStartedEvent(response_id="r1"))
+            await ctx.emit(turn_started("r1"))
             await ctx.disconnect()  # the remote end closes the connection
             await ctx.expect_call("close")
 

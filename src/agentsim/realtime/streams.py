@@ -13,13 +13,12 @@ from agents.realtime.model_events import (
     RealtimeModelAudioEvent,
     RealtimeModelEvent,
     RealtimeModelTranscriptDeltaEvent,
-    RealtimeModelTurnEndedEvent,
-    RealtimeModelTurnStartedEvent,
 )
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from . import pcm
+from ._sdk import turn_ended, turn_started
 
 if TYPE_CHECKING:
     from .transport import ScriptedRealtimeTransport
@@ -139,7 +138,7 @@ class AudioStream:
     async def _run(self) -> None:
         transport = self._transport
         try:
-            if self._turn_events and not await self._emit(RealtimeModelTurnStartedEvent(response_id=self.response_id)):
+            if self._turn_events and not await self._emit(turn_started(self.response_id)):
                 return
             start = anyio.current_time()
             spacing = self.chunk_ms / 1000 / self.pace
@@ -164,7 +163,7 @@ class AudioStream:
             if not self.interrupted:
                 ending.append(RealtimeModelAudioDoneEvent(item_id=self.item_id, content_index=self.content_index))
             if self._turn_events:
-                ending.append(RealtimeModelTurnEndedEvent(response_id=self.response_id))
+                ending.append(turn_ended(self.response_id))
             if ending and transport.connected:
                 await self._emit(*ending)
         finally:

@@ -21,7 +21,6 @@ import numpy.typing as npt
 from agents.realtime.model import RealtimeModel, RealtimeModelConfig, RealtimeModelListener
 from agents.realtime.model_events import (
     RealtimeModelConnectionStatusEvent,
-    RealtimeModelEndOfStreamEvent,
     RealtimeModelErrorEvent,
     RealtimeModelEvent,
     RealtimeModelExceptionEvent,
@@ -31,6 +30,7 @@ from agents.realtime.model_inputs import RealtimeModelSendEvent, RealtimeModelSe
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
+from ._sdk import END_OF_STREAM, interrupt_scope
 from .calls import ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
 from .errors import (
     IncompleteRealtimeScenarioError,
@@ -157,10 +157,11 @@ class ScriptedRealtimeTransport(RealtimeModel):
         if failure is None and self._status != "connected":
             failure = RealtimeTransportDisconnectedError(kind, self._status)
         self._record(kind, event=snapshot_event(event), error=failure)
-        if isinstance(event, RealtimeModelSendInterrupt) and not event.playback_only:
+        if isinstance(event, RealtimeModelSendInterrupt):
+            playback_only, response_id = interrupt_scope(event)
             # The "server" cancels the response: all, or the one named.
             for stream in list(self._streams):
-                if event.response_id is None or event.response_id == stream.response_id:
+                if not playback_only and response_id in (None, stream.response_id):
                     stream.on_interrupt_call()
         if failure is not None:
             raise failure
@@ -301,7 +302,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
         record_event("disconnect", "clean" if clean else "unclean")
         if clean:
             events: list[RealtimeModelEvent] = [RealtimeModelErrorEvent(error=error)] if error is not None else []
-            events += [RealtimeModelConnectionStatusEvent(status="disconnected"), RealtimeModelEndOfStreamEvent()]
+            events.append(RealtimeModelConnectionStatusEvent(status="disconnected"))
+            if END_OF_STREAM is not None:
+                events.append(END_OF_STREAM())
         else:
             exception = error if isinstance(error, Exception) else ConnectionResetError("realtime connection lost")
             events = [RealtimeModelExceptionEvent(exception=exception, context="connection closed unexpectedly")]

@@ -477,3 +477,22 @@ def test_run_scenario_rejects_a_bad_timeout() -> None:
     with pytest.raises(agentsim.SimulationConfigError) as info:
         agentsim.run(main)
     assert info.value.parameter == "timeout"
+
+
+def test_connect_latency_shows_as_connecting_in_virtual_time() -> None:
+    async def main() -> list[tuple[float, str]]:
+        transport = ScriptedRealtimeTransport(connect_latency=0.35)
+        seen: list[tuple[float, str]] = []
+
+        async def watch() -> None:
+            await asyncio.sleep(0.1)
+            seen.append((agentsim.now(), transport.status))
+
+        watcher = asyncio.create_task(watch())
+        await transport.connect({})
+        seen.append((agentsim.now(), transport.status))
+        await watcher
+        await transport.close()
+        return seen
+
+    assert agentsim.run(main) == [(0.1, "connecting"), (0.35, "connected")]

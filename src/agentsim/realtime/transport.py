@@ -88,7 +88,12 @@ class ScriptedRealtimeTransport(RealtimeModel):
         transport.assert_closed()
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, connect_latency: float = 0.0) -> None:
+        """``connect_latency``: virtual seconds a connect takes (status ``"connecting"``
+        meanwhile); the connect is recorded when it starts."""
+        if isinstance(connect_latency, bool) or not isinstance(connect_latency, (int, float)) or connect_latency < 0:
+            raise SimulationConfigError("connect_latency", connect_latency, "a number of seconds >= 0")
+        self._connect_latency = float(connect_latency)
         self._script: CallScript[RealtimeCall] = CallScript(_ERRORS)
         self._listeners: list[RealtimeModelListener] = []
         self._status: Status = "disconnected"
@@ -108,6 +113,13 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._record("connect", options=ConnectOptions.from_options(options), error=failure)
         if failure is not None:
             raise failure
+        if self._connect_latency:
+            self._status = "connecting"
+            try:
+                await anyio.sleep(self._connect_latency)
+            except BaseException:
+                self._status = "disconnected"
+                raise
         self._status = "connected"
         self._inbox = asyncio.Queue()
         self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")

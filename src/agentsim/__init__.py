@@ -13,6 +13,7 @@ This module re-exports the public API of the kernel.
 from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
 from ._kernel.core import now as now
 from ._kernel.core import record_event as record_event
+from ._kernel.core import seeded_random as seeded_random
 from ._kernel.errors import DeadlockError as DeadlockError
 from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
 from ._kernel.errors import NestedSimulationError as NestedSimulationError

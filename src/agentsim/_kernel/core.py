@@ -58,6 +58,7 @@ class SimulationCore:
         self.guards_armed = False
         #: Set by the backend: cancel the main task so that clean-up code runs.
         self.cancel_main: Callable[[], None] = lambda: None
+        self._rngs: dict[str, random.Random] = {}
 
     # -- time ----------------------------------------------------------------
 
@@ -91,6 +92,13 @@ class SimulationCore:
     def record_escape(self, error: SimulationEscapeError) -> None:
         self.escapes.append(error)
         self.trace.record(self.clock.ticks, "escape", "", f"{error.api} at {error.site}")
+
+    def seeded_random(self, purpose: str) -> random.Random:
+        """The simulation's generator for ``purpose`` (one per purpose, made on first use)."""
+        rng = self._rngs.get(purpose)
+        if rng is None:
+            rng = self._rngs[purpose] = random.Random(self.derived_seed(purpose))
+        return rng
 
     @cached_property
     def uuid_rng(self) -> random.Random:
@@ -167,3 +175,19 @@ def record_event(kind: str, detail: str = "") -> None:
     core = getattr(_local, "core", None)
     if core is not None:
         core.trace.record(core.clock.ticks, kind, current_task_label(), detail)
+
+
+def seeded_random(purpose: str) -> random.Random:
+    """A random generator for ``purpose``, seeded from the running simulation's seed.
+
+    Doubles draw their jitter from it (model latency, chunk pacing), so one
+    seed fixes the timing too; different purposes get independent streams.
+    Outside a simulation it is seeded by ``purpose`` alone (still
+    deterministic)::
+
+        delay = agentsim.seeded_random("my-double:latency").uniform(0.1, 0.3)
+    """
+    core = getattr(_local, "core", None)
+    if core is None:
+        return random.Random(f"agentsim:{purpose}:outside")
+    return core.seeded_random(purpose)

@@ -1,0 +1,13 @@
+"""Timed model doubles: latency, first token, pacing and dynamic retry advice.
+
+``TimedModel`` wraps any ``agents.models.interface.Model`` (the SDK's
+``agents.testing.ScriptedModel`` included) so its calls take virtual time;
+``model_error`` scripts a failure whose retry advice can depend on the attempt.
+"""
+
+from ..timing import exponential as exponential
+from ..timing import lognormal as lognormal
+from ..timing import uniform as uniform
+from ._errors import model_error as model_error
+from ._timed import TimedModel as TimedModel
+from ._timed import TimedModelCall as TimedModelCall

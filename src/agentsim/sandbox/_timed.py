@@ -1,0 +1,72 @@
+"""Durations for scripted sandbox steps, composed onto the SDK's scripted session."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import anyio
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from ..timing import DelaySource, DelaySpec
+
+
+def timed_sandbox_session(
+    steps: Iterable[Mapping[str, Any]] = (),
+    *,
+    manifest: Any = None,
+    latency: DelaySpec = 0.0,
+) -> Any:
+    """A scripted sandbox session whose calls take virtual time.
+
+    Steps are ``scripted_sandbox_session`` steps (``method``, ``match``, one of
+    ``result``/``responder``/``error``) with an optional ``"duration"`` (a
+    delay spec, see :mod:`agentsim.timing`); steps without one take
+    ``latency`` (indexed by call). The result is the SDK's own session object::
+
+        sandbox = timed_sandbox_session([
+            {"method": "exec", "duration": 42.0, "result": ExecResult(stdout=b"done", stderr=b"", exit_code=0)},
+        ])
+        # an exec_command with yield_time_ms=10000 now times out at exactly 10 s
+    """
+    from agents.testing import scripted_sandbox_session
+
+    default = DelaySource(latency, name="latency", stream="sandbox:latency")
+    converted = [_with_duration(dict(step), index, default) for index, step in enumerate(steps)]
+    return scripted_sandbox_session(converted, manifest=manifest)
+
+
+def _with_duration(step: dict[str, Any], index: int, default: DelaySource) -> dict[str, Any]:
+    if "duration" in step:
+        source = DelaySource(step.pop("duration"), name=f"steps[{index}].duration", stream=f"sandbox:step{index}")
+    else:
+        source = default
+    outcomes = [key for key in ("result", "responder", "error") if key in step]
+    if len(outcomes) != 1:
+        raise SimulationConfigError(f"steps[{index}]", sorted(step), "exactly one of 'result', 'responder' or 'error'")
+    outcome = outcomes[0]
+    value = step.pop(outcome)
+    method = step.get("method")
+
+    async def timed_responder(call: Any) -> Any:
+        seconds = source.seconds(index)
+        timeout = call.kwargs.get("timeout") if method == "exec" else None
+        record_event("sandbox", f"{method} call {call.call_index} takes {seconds:.3f}s")
+        if timeout is not None and seconds > timeout:
+            from agents.sandbox.errors import ExecTimeoutError
+
+            await anyio.sleep(timeout)
+            record_event("sandbox", f"{method} call {call.call_index} timed out after {timeout}s")
+            raise ExecTimeoutError(command=call.args, timeout_s=timeout)
+        await anyio.sleep(seconds)
+        if outcome == "error":
+            raise value
+        if outcome == "responder":
+            result = value(call)
+            return await result if inspect.isawaitable(result) else result
+        return value
+
+    step["responder"] = timed_responder
+    return step

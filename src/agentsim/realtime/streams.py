@@ -17,7 +17,7 @@ from agents.realtime.model_events import (
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
-from . import pcm
+from ..audio import pcm
 from ._sdk import turn_ended, turn_started
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""Audio for doubles: pcm16 generation and chunking (``pcm``)."""

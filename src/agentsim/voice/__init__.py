@@ -1,0 +1,16 @@
+"""Timed voice doubles: a simulated microphone, timed transcription turns, paced TTS.
+
+They compose with ``agents.voice.testing`` (``ScriptedSTTModel``,
+``ScriptedTTSModel``) and run the real ``VoicePipeline`` on virtual time.
+"""
+
+from .microphone import Milestone as Milestone
+from .microphone import Segment as Segment
+from .microphone import SimulatedMicrophone as SimulatedMicrophone
+from .microphone import SpokenSegment as SpokenSegment
+from .microphone import silence as silence
+from .microphone import speech as speech
+from .transcription import TimedTranscriptionSession as TimedTranscriptionSession
+from .transcription import TimedTurn as TimedTurn
+from .tts import TimedTTSCall as TimedTTSCall
+from .tts import TimedTTSModel as TimedTTSModel

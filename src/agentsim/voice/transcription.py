@@ -1,0 +1,79 @@
+"""Transcription turns released on the virtual clock."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+import anyio
+from agents.voice.testing import ScriptedTranscriptionSession
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from .microphone import Milestone, SimulatedMicrophone
+
+
+@dataclass(frozen=True)
+class TimedTurn:
+    """A transcript released at virtual time ``at``, or ``delay`` seconds after
+    the milestone ``after`` (such as ``mic.speech_ended(i)``) was reached.
+
+    Release times are absolute: a consumer that asks for the next turn late
+    gets it at once, as from a real transcriber that has been buffering."""
+
+    text: str
+    at: float | None = None
+    after: Milestone | None = None
+    delay: float = 0.0
+
+
+class TimedTranscriptionSession(ScriptedTranscriptionSession):
+    """The SDK's ``ScriptedTranscriptionSession``, with each turn released on time.
+
+    Pass it to ``agents.voice.testing.ScriptedSTTModel(sessions=[...])``.
+    ``turns`` are :class:`TimedTurn`\\ s or ``(at_seconds, text)`` pairs. By
+    default the session ends after its last turn; with ``ends=`` (a
+    milestone, e.g. ``mic.finished``) it stays open until then, like a real session that
+    ends with its audio — a session with no turns at all then ends when the
+    caller hangs up::
+
+        session = TimedTranscriptionSession.from_microphone(mic, delay=0.3)
+        stt = ScriptedSTTModel(sessions=[session])
+    """
+
+    def __init__(self, turns: Sequence[TimedTurn | tuple[float, str]] = (), *, ends: Milestone | None = None, close_error: Exception | None = None) -> None:
+        timed = [turn if isinstance(turn, TimedTurn) else TimedTurn(turn[1], at=turn[0]) for turn in turns]
+        for index, turn in enumerate(timed):
+            if (turn.at is None) == (turn.after is None):
+                raise SimulationConfigError(f"turns[{index}]", turn, "a turn released either `at` a time or `after` an event")
+        super().__init__([turn.text for turn in timed], close_error=close_error)
+        self._timed = timed
+        self._ends = ends
+        #: Virtual time each turn was released, in order.
+        self.released_at: list[float] = []
+
+    @classmethod
+    def from_microphone(cls, mic: SimulatedMicrophone, *, delay: float = 0.3, ends_with_audio: bool = True) -> TimedTranscriptionSession:
+        """One turn per speech segment with text, released ``delay`` seconds after it ends."""
+        turns = [
+            TimedTurn(text, after=mic.speech_ended(index), delay=delay)
+            for index, text in enumerate(mic.speech_texts)
+            if text is not None
+        ]
+        return cls(turns, ends=mic.finished if ends_with_audio else None)
+
+    async def transcribe_turns(self) -> AsyncIterator[str]:
+        while self._timed and not self.closed:
+            turn = self._timed[0]
+            release = turn.at if turn.after is None else await turn.after.wait() + turn.delay
+            assert release is not None
+            await anyio.sleep_until(release)
+            if self.closed:
+                return
+            self._timed.pop(0)
+            self._turns.pop(0)
+            self.released_at.append(anyio.current_time())
+            record_event("stt", f"turn released: {turn.text}")
+            yield turn.text
+        if self._ends is not None and not self.closed:
+            await self._ends.wait()

@@ -84,6 +84,7 @@ def test_user_speaks_while_the_previous_answer_is_still_playing() -> None:
         tts = TimedTTSModel(ScriptedTTSModel([TTSResult([CHUNK] * 100), TTSResult([CHUNK] * 50)]), first_chunk=0.25, chunk_interval=0.02)
         outcome = await run_pipeline(mic, session, tts, ["Where to?", "Booking Oslo."])
         outcome["released"] = session.released_at
+        outcome["frames"] = (session.frames_heard, mic.frames_sent)
         outcome["spoken"] = [(s.start, s.end) for s in mic.spoken]
         outcome["tts"] = [(call.text, call.started_at, call.chunk_times[0], call.chunk_times[-1]) for call in tts.timed_calls]
         outcome["stt"].assert_complete()
@@ -95,6 +96,8 @@ def test_user_speaks_while_the_previous_answer_is_still_playing() -> None:
         outcome = agentsim.run(main, strategy=strategy, seed=seed)
         assert outcome["error"] is None
         assert outcome["spoken"] == [(0.0, 1.0), (1.5, pytest.approx(2.3))]
+        heard, sent = outcome["frames"]
+        assert heard == sent == 415  # 8.3 s of 20 ms frames, all consumed by the transcriber
         first, second = outcome["tts"]
         assert first == ("Where to?", 1.3, 1.55, pytest.approx(3.53))
         assert outcome["spoken"][1][1] < first[3]  # the user spoke over the answer

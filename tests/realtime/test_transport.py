@@ -496,3 +496,20 @@ def test_connect_latency_shows_as_connecting_in_virtual_time() -> None:
         return seen
 
     assert agentsim.run(main) == [(0.1, "connecting"), (0.35, "connected")]
+
+
+def test_ignored_kinds_are_counted_but_not_recorded_or_matched() -> None:
+    async def main() -> tuple[list[str], int, int]:
+        transport = ScriptedRealtimeTransport(ignore_calls=["audio"])
+        await transport.connect({})
+        for _ in range(500):
+            await transport.send_event(RealtimeModelSendAudio(audio=b"\x00\x00"))
+        await transport.send_event(RealtimeModelSendUserInput(user_input="hi"))
+        await transport.close()
+        await transport.expect_call("connect")
+        await transport.expect_call("user_input")
+        await transport.expect_call("close")
+        transport.assert_complete()
+        return [call.kind for call in transport.calls], transport.call_counts["audio"], transport.call_counts["user_input"]
+
+    assert agentsim.run(main) == (["connect", "user_input", "close"], 500, 1)

@@ -119,7 +119,7 @@ class AudioStream:
         self._turn_events = turn_events
         self._stop_on_interrupt = stop_on_interrupt
         self._transport = transport
-        self._stop = anyio.Event()
+        self._pacing = anyio.CancelScope()
         self._done = anyio.Event()
 
     def interrupt(self) -> None:
@@ -129,7 +129,7 @@ class AudioStream:
             self.stop()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._pacing.cancel()
 
     def on_interrupt_call(self) -> None:
         if self._stop_on_interrupt:
@@ -142,23 +142,24 @@ class AudioStream:
                 return
             start = anyio.current_time()
             spacing = self.chunk_ms / 1000 / self.pace
-            for index, chunk in enumerate(self._chunks):
-                if index and await self._stopped_before(start + index * spacing):
-                    break
-                events: list[RealtimeModelEvent] = [
-                    RealtimeModelAudioEvent(data=chunk, response_id=self.response_id, item_id=self.item_id, content_index=self.content_index)
-                ]
-                events += [
-                    RealtimeModelTranscriptDeltaEvent(item_id=self.item_id, delta=delta, response_id=self.response_id)
-                    for delta in self._deltas[index]
-                ]
-                if not await self._emit(*events):
-                    return
-                self.chunks_sent += 1
-                self.sent_ms += pcm.duration_ms(len(chunk), self.sample_rate)
-            else:
+            # One cancel scope for the whole stream: stop() cancels it, so an
+            # interrupt takes effect at once without a timer per chunk.
+            with self._pacing:
+                for index, chunk in enumerate(self._chunks):
+                    await anyio.sleep_until(start + index * spacing)
+                    events: list[RealtimeModelEvent] = [
+                        RealtimeModelAudioEvent(data=chunk, response_id=self.response_id, item_id=self.item_id, content_index=self.content_index)
+                    ]
+                    events += [
+                        RealtimeModelTranscriptDeltaEvent(item_id=self.item_id, delta=delta, response_id=self.response_id)
+                        for delta in self._deltas[index]
+                    ]
+                    if not await self._emit(*events):
+                        return
+                    self.chunks_sent += 1
+                    self.sent_ms += pcm.duration_ms(len(chunk), self.sample_rate)
                 # The response ends when its last chunk has played out.
-                await self._stopped_before(start + len(self._chunks) * spacing)
+                await anyio.sleep_until(start + len(self._chunks) * spacing)
             ending: list[RealtimeModelEvent] = []
             if not self.interrupted:
                 ending.append(RealtimeModelAudioDoneEvent(item_id=self.item_id, content_index=self.content_index))
@@ -170,12 +171,6 @@ class AudioStream:
             self.finished = True
             transport._stream_finished(self)
             self._done.set()
-
-    async def _stopped_before(self, when: float) -> bool:
-        """Sleep until ``when``; True if the stream was stopped meanwhile."""
-        with anyio.move_on_after(max(0.0, when - anyio.current_time())):
-            await self._stop.wait()
-        return self._stop.is_set() or not self._transport.connected
 
     async def _emit(self, *events: RealtimeModelEvent) -> bool:
         if not self._transport.connected:

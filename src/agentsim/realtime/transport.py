@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -88,9 +89,17 @@ class ScriptedRealtimeTransport(RealtimeModel):
         transport.assert_closed()
     """
 
-    def __init__(self, *, connect_latency: float = 0.0) -> None:
+    def __init__(self, *, connect_latency: float = 0.0, ignore_calls: Iterable[object] = ()) -> None:
         """``connect_latency``: virtual seconds a connect takes (status ``"connecting"``
-        meanwhile); the connect is recorded when it starts."""
+        meanwhile); the connect is recorded when it starts.
+
+        ``ignore_calls``: send kinds (e.g. ``("audio",)``) that are only counted in
+        ``call_counts``, not recorded or matched — for long sessions that stream
+        microphone audio, whose every chunk a scenario does not want to expect.
+        """
+        self._ignored = frozenset(normalize_kind(kind) for kind in ignore_calls)
+        #: How many calls of each kind were made, recorded or ignored.
+        self.call_counts: Counter[str] = Counter()
         if isinstance(connect_latency, bool) or not isinstance(connect_latency, (int, float)) or connect_latency < 0:
             raise SimulationConfigError("connect_latency", connect_latency, "a number of seconds >= 0")
         self._connect_latency = float(connect_latency)
@@ -158,6 +167,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
     # -- recording ---------------------------------------------------------------
 
     def _record(self, kind: str, *, event: RealtimeModelSendEvent | None = None, options: ConnectOptions | None = None, error: BaseException | None = None) -> RealtimeCall:
+        self.call_counts[kind] += 1
         call = RealtimeCall(self._script.next_index, kind, anyio.current_time(), event, options, error)
         self._script.add(call)
         record_event("send", kind if error is None else f"{kind} raised {type(error).__name__}")
@@ -168,7 +178,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         failure = self._script.take_failure(kind)
         if failure is None and self._status != "connected":
             failure = RealtimeTransportDisconnectedError(kind, self._status)
-        self._record(kind, event=snapshot_event(event), error=failure)
+        if kind in self._ignored:
+            self.call_counts[kind] += 1
+        else:
+            self._record(kind, event=snapshot_event(event), error=failure)
         if isinstance(event, RealtimeModelSendInterrupt):
             playback_only, response_id = interrupt_scope(event)
             # The "server" cancels the response: all, or the one named.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import anyio
+from agents.voice import StreamedAudioInput
 from agents.voice.testing import ScriptedTranscriptionSession
 
 from .._kernel.core import record_event
@@ -34,14 +37,22 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
     ``turns`` are :class:`TimedTurn`\\ s or ``(at_seconds, text)`` pairs. By
     default the session ends after its last turn; with ``ends=`` (a
     milestone, e.g. ``mic.finished``) it stays open until then, like a real session that
-    ends with its audio — a session with no turns at all then ends when the
+    ends with its audio; with ``audio_input`` it reads that input's frames
+    (``frames_heard``) as a transcriber would — a session with no turns at all then ends when the
     caller hangs up::
 
         session = TimedTranscriptionSession.from_microphone(mic, delay=0.3)
         stt = ScriptedSTTModel(sessions=[session])
     """
 
-    def __init__(self, turns: Sequence[TimedTurn | tuple[float, str]] = (), *, ends: Milestone | None = None, close_error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        turns: Sequence[TimedTurn | tuple[float, str]] = (),
+        *,
+        ends: Milestone | None = None,
+        audio_input: StreamedAudioInput | None = None,
+        close_error: Exception | None = None,
+    ) -> None:
         timed = [turn if isinstance(turn, TimedTurn) else TimedTurn(turn[1], at=turn[0]) for turn in turns]
         for index, turn in enumerate(timed):
             if (turn.at is None) == (turn.after is None):
@@ -49,8 +60,11 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
         super().__init__([turn.text for turn in timed], close_error=close_error)
         self._timed = timed
         self._ends = ends
+        self._audio_input = audio_input
         #: Virtual time each turn was released, in order.
         self.released_at: list[float] = []
+        #: Audio frames read from ``audio_input`` (a transcriber consumes its audio).
+        self.frames_heard = 0
 
     @classmethod
     def from_microphone(cls, mic: SimulatedMicrophone, *, delay: float = 0.3, ends_with_audio: bool = True) -> TimedTranscriptionSession:
@@ -60,20 +74,35 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
             for index, text in enumerate(mic.speech_texts)
             if text is not None
         ]
-        return cls(turns, ends=mic.finished if ends_with_audio else None)
+        return cls(turns, ends=mic.finished if ends_with_audio else None, audio_input=mic.input)
 
     async def transcribe_turns(self) -> AsyncIterator[str]:
-        while self._timed and not self.closed:
-            turn = self._timed[0]
-            release = turn.at if turn.after is None else await turn.after.wait() + turn.delay
-            assert release is not None
-            await anyio.sleep_until(release)
-            if self.closed:
-                return
-            self._timed.pop(0)
-            self._turns.pop(0)
-            self.released_at.append(anyio.current_time())
-            record_event("stt", f"turn released: {turn.text}")
-            yield turn.text
-        if self._ends is not None and not self.closed:
-            await self._ends.wait()
+        # Like a real transcriber, read the audio as it arrives (otherwise an
+        # hour of microphone frames would pile up in the input queue).
+        listener = asyncio.get_running_loop().create_task(self._listen()) if self._audio_input is not None else None
+        try:
+            while self._timed and not self.closed:
+                turn = self._timed[0]
+                release = turn.at if turn.after is None else await turn.after.wait() + turn.delay
+                assert release is not None
+                await anyio.sleep_until(release)
+                if self.closed:
+                    return
+                self._timed.pop(0)
+                self._turns.pop(0)
+                self.released_at.append(anyio.current_time())
+                record_event("stt", f"turn released: {turn.text}")
+                yield turn.text
+            if self._ends is not None and not self.closed:
+                await self._ends.wait()
+        finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
+
+    async def _listen(self) -> None:
+        assert self._audio_input is not None
+        queue = self._audio_input.queue
+        while await queue.get() is not None:
+            self.frames_heard += 1

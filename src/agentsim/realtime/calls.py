@@ -52,6 +52,9 @@ def normalize_kind(kind: object) -> str:
 
 
 def kind_of(event: RealtimeModelSendEvent) -> str:
+    kind = _KIND_OF_CLASS.get(type(event))
+    if kind is not None:
+        return kind
     for cls, name in _KIND_OF_CLASS.items():
         if isinstance(event, cls):
             return name

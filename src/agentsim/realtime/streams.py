@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -140,13 +141,14 @@ class AudioStream:
         try:
             if self._turn_events and not await self._emit(turn_started(self.response_id)):
                 return
-            start = anyio.current_time()
+            loop = asyncio.get_running_loop()  # the SDK is asyncio-only; skip anyio's dispatch per chunk
+            start = loop.time()
             spacing = self.chunk_ms / 1000 / self.pace
             # One cancel scope for the whole stream: stop() cancels it, so an
             # interrupt takes effect at once without a timer per chunk.
             with self._pacing:
                 for index, chunk in enumerate(self._chunks):
-                    await anyio.sleep_until(start + index * spacing)
+                    await asyncio.sleep(start + index * spacing - loop.time())
                     events: list[RealtimeModelEvent] = [
                         RealtimeModelAudioEvent(data=chunk, response_id=self.response_id, item_id=self.item_id, content_index=self.content_index)
                     ]
@@ -159,7 +161,7 @@ class AudioStream:
                     self.chunks_sent += 1
                     self.sent_ms += pcm.duration_ms(len(chunk), self.sample_rate)
                 # The response ends when its last chunk has played out.
-                await anyio.sleep_until(start + len(self._chunks) * spacing)
+                await asyncio.sleep(start + len(self._chunks) * spacing - loop.time())
             ending: list[RealtimeModelEvent] = []
             if not self.interrupted:
                 ending.append(RealtimeModelAudioDoneEvent(item_id=self.item_id, content_index=self.content_index))
@@ -173,10 +175,12 @@ class AudioStream:
             self._done.set()
 
     async def _emit(self, *events: RealtimeModelEvent) -> bool:
+        # Queued in order without waiting for the listeners, as a server streams.
         if not self._transport.connected:
             record_event("drop", f"audio stream {self.response_id}: transport closed")
             return False
-        return await self._transport._enqueue(events)
+        self._transport._enqueue_nowait(events)
+        return True
 
     def __await__(self) -> Generator[Any, None, AudioStream]:
         return self._wait().__await__()

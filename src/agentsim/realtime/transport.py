@@ -59,10 +59,16 @@ class _Delivery:
 
     __slots__ = ("events", "done", "delivered")
 
-    def __init__(self, events: Sequence[RealtimeModelEvent]) -> None:
+    def __init__(self, events: Sequence[RealtimeModelEvent], *, awaited: bool) -> None:
         self.events = tuple(events)
-        self.done = asyncio.get_running_loop().create_future()
+        # Only an awaited delivery needs a future (streams do not wait, as a
+        # server does not wait for its client to process what it sent).
+        self.done: asyncio.Future[None] | None = asyncio.get_running_loop().create_future() if awaited else None
         self.delivered = False
+
+    def settle(self) -> None:
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
 
 
 class ScriptedRealtimeTransport(RealtimeModel):
@@ -168,7 +174,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
 
     def _record(self, kind: str, *, event: RealtimeModelSendEvent | None = None, options: ConnectOptions | None = None, error: BaseException | None = None) -> RealtimeCall:
         self.call_counts[kind] += 1
-        call = RealtimeCall(self._script.next_index, kind, anyio.current_time(), event, options, error)
+        call = RealtimeCall(self._script.next_index, kind, asyncio.get_running_loop().time(), event, options, error)
         self._script.add(call)
         record_event("send", kind if error is None else f"{kind} raised {type(error).__name__}")
         return call
@@ -381,16 +387,17 @@ class ScriptedRealtimeTransport(RealtimeModel):
     def connected(self) -> bool:
         return self._status == "connected" and self._inbox is not None
 
-    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> _Delivery:
+    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False) -> _Delivery:
         assert self._inbox is not None
-        delivery = _Delivery(events)
+        delivery = _Delivery(events, awaited=awaited)
         self._inbox.put_nowait(delivery)
         if final:
             self._inbox = None  # nothing may follow the disconnect
         return delivery
 
     async def _enqueue(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> bool:
-        delivery = self._enqueue_nowait(events, final=final)
+        delivery = self._enqueue_nowait(events, final=final, awaited=True)
+        assert delivery.done is not None
         await asyncio.shield(delivery.done)
         return delivery.delivered
 
@@ -402,7 +409,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
                 for event in delivery.events:
                     await self._deliver(event)
                 delivery.delivered = True
-                delivery.done.set_result(None)
+                delivery.settle()
                 if self._inbox is not inbox and inbox.empty():
                     return  # disconnected: the final events are out
         finally:
@@ -411,8 +418,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
             while not inbox.empty():
                 pending.append(inbox.get_nowait())
             for left in pending:
-                if not left.done.done():
-                    left.done.set_result(None)
+                left.settle()
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
         record_event("emit", describe_event(event))

@@ -25,7 +25,9 @@ from ._kernel.errors import TaskSnapshot as TaskSnapshot
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
 from ._kernel.policy import FifoPolicy as FifoPolicy
+from ._kernel.policy import PCTPolicy as PCTPolicy
 from ._kernel.policy import RandomPolicy as RandomPolicy
+from ._kernel.policy import ReplayPolicy as ReplayPolicy
 from ._kernel.policy import SchedulingPolicy as SchedulingPolicy
 from ._kernel.simulation import SimulationResult as SimulationResult
 from ._kernel.simulation import run as run

@@ -14,6 +14,10 @@ spec                        meaning
 ``exponential(0.2)``        seed, so one seed fixes the timing as well as the
 ``lognormal(0.3, 0.5)``     order (each double draws from its own stream)
 ==========================  ===============================================
+
+A distribution's *nominal* value (uniform: the midpoint; exponential: the
+mean; log-normal: the median) is its no-jitter value: when the explorer
+shrinks a failure it scales every draw toward it (``jitter_scale``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ._kernel.core import seeded_random
+from ._kernel.core import current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
 
 
@@ -35,6 +39,9 @@ class Delay(ABC):
     @abstractmethod
     def seconds(self, index: int, rng: random.Random) -> float:
         """The duration for event ``index`` (0-based), using ``rng`` for any randomness."""
+
+    #: The value without jitter; None for deterministic delays.
+    nominal: float | None = None
 
 
 DelaySpec: TypeAlias = "float | int | Sequence[float] | Callable[[int], float] | Delay"
@@ -79,6 +86,10 @@ class Uniform(Delay):
     def seconds(self, index: int, rng: random.Random) -> float:
         return rng.uniform(self.low, self.high)
 
+    @property
+    def nominal(self) -> float:  # type: ignore[override]
+        return (self.low + self.high) / 2
+
 
 @dataclass(frozen=True)
 class Exponential(Delay):
@@ -88,6 +99,10 @@ class Exponential(Delay):
     def seconds(self, index: int, rng: random.Random) -> float:
         value = rng.expovariate(1.0 / self.mean) if self.mean > 0 else 0.0
         return min(value, self.cap) if self.cap is not None else value
+
+    @property
+    def nominal(self) -> float:  # type: ignore[override]
+        return self.mean
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,10 @@ class LogNormal(Delay):
     def seconds(self, index: int, rng: random.Random) -> float:
         value = rng.lognormvariate(math.log(self.median), self.sigma) if self.median > 0 else 0.0
         return min(value, self.cap) if self.cap is not None else value
+
+    @property
+    def nominal(self) -> float:  # type: ignore[override]
+        return self.median
 
 
 def uniform(low: float, high: float) -> Delay:
@@ -140,4 +159,11 @@ class DelaySource:
         self._stream = stream
 
     def seconds(self, index: int) -> float:
-        return self.delay.seconds(index, seeded_random(f"timing:{self._stream}"))
+        value = self.delay.seconds(index, seeded_random(f"timing:{self._stream}"))
+        nominal = self.delay.nominal
+        if nominal is None:
+            return value
+        # The explorer's shrinker narrows jitter toward the nominal value.
+        core = current_core()
+        scale = core.policy.jitter_scale if core is not None else 1.0
+        return value if scale == 1.0 else max(0.0, nominal + (value - nominal) * scale)

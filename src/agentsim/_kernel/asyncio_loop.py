@@ -37,7 +37,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError
-from .policy import CONTINUE
+from .policy import CONTINUE, fifo_choice
 from .snapshots import caller_site, describe_callable
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
@@ -145,6 +145,14 @@ class _SimTask(asyncio.Task):  # type: ignore[misc]
     def __hash__(self) -> int:
         return self._agentsim_number
 
+    def cancel(self, msg: Any = None) -> bool:
+        # Cancellations (timeouts included) go on the timeline, with who asked.
+        if not self.done():
+            loop = self.get_loop()
+            canceller = _current_task(loop)
+            loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")  # type: ignore[attr-defined]
+        return super().cancel(msg)
+
 
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     # Delivered one loop turn later, as a worker thread's result would be: the
@@ -185,6 +193,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._cancelled_timers = 0
         #: Timers due now that a non-FIFO policy has not fired yet (in schedule order).
         self._due: list[TimerEntry] = []
+        #: Callbacks of the current batch not yet run (non-FIFO policies only).
+        self._batch_left = 0
         self._fifo = core.policy.fifo
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
@@ -258,7 +268,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def _run_once(self) -> None:
         ready = self._ready
         timers = self._timers
-        if not ready and not self._due:
+        if not ready and not self._due and not self._batch_left:
             # Nothing runnable: jump the clock to the earliest live timer.
             while timers and timers[0][2]._cancelled:
                 heappop(timers)[2]._scheduled = False
@@ -337,34 +347,51 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         The ready queue is never reordered: everything in it was caused, in
         that order, by work that already ran. Only timers due now may enter it
         at a point of the policy's choosing, as a late-firing timer would.
+
+        Steps keep asyncio's batches: due timers are collected when a batch
+        starts and, once fired, belong to it; timers that fall due during the
+        batch wait for the next one. So always firing the first due timer
+        (the policy's "FIFO choice") reproduces the FIFO path exactly, and a
+        schedule is "FIFO plus these deviations".
         """
         timers, due, ready = self._timers, self._due, self._ready
         now = self._clock.ticks
-        while timers and timers[0][0] <= now:
-            entry = heappop(timers)
-            if entry[2]._cancelled:
-                entry[2]._scheduled = False
-                self._cancelled_timers -= 1
-            else:
-                due.append(entry)
+        if not self._batch_left:
+            # A new batch: what is ready now, plus the timers due now.
+            while timers and timers[0][0] <= now:
+                entry = heappop(timers)
+                if entry[2]._cancelled:
+                    entry[2]._scheduled = False
+                    self._cancelled_timers -= 1
+                else:
+                    due.append(entry)
+            self._batch_left = len(ready)
+            if not due:
+                for _ in range(self._batch_left):
+                    self._run_handle(ready.popleft(), now)
+                self._batch_left = 0
+                return
         if not due:
-            for _ in range(len(ready)):
-                self._run_handle(ready.popleft(), now)
-            return
-        labels = _TimerChoiceLabels(bool(ready), due)
-        chosen = self._core.policy.choose("timer", labels) if len(labels) > 1 else 0
-        if len(labels) > 1:
-            self._core.trace.record_choice(now, "timer", labels, chosen)
-        if ready and chosen == 0:
+            self._batch_left -= 1
             self._run_handle(ready.popleft(), now)
             return
-        _, _, handle, creator = due.pop(chosen - 1 if ready else chosen)
+        can_continue = self._batch_left > 0
+        labels = _TimerChoiceLabels(can_continue, due)
+        chosen = self._core.policy.choose("timer", labels) if len(labels) > 1 else 0
+        if len(labels) > 1:
+            self._core.trace.record_choice(now, "timer", labels, chosen, fifo_choice("timer", labels))
+        if can_continue and chosen == 0:
+            self._batch_left -= 1
+            self._run_handle(ready.popleft(), now)
+            return
+        _, _, handle, creator = due.pop(chosen - 1 if can_continue else chosen)
         handle._scheduled = False
         if handle._cancelled:  # cancelled while waiting to fire: nothing to do
             self._cancelled_timers -= 1
             return
         self._append_event((now, "timer", creator, ""))
         ready.append(handle)
+        self._batch_left += 1  # a fired timer joins the current batch, as in asyncio
 
     def _run_handle(self, handle: events.Handle, now: int) -> None:
         if not handle._cancelled:

@@ -15,6 +15,10 @@ every schedule the policy picks is one a real loop could produce:
 
 ``fifo`` policies are never asked; backends take their fast path. A policy
 object is created per simulation, so it may keep state (PCT does).
+
+Every choice has a *FIFO choice* (:func:`fifo_choice`): the option the stock
+order takes. A schedule is therefore "FIFO plus deviations", which is what
+:class:`ReplayPolicy` replays and what the explorer's shrinker minimises.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ class SchedulingPolicy(ABC):
     #: True if the policy always picks the stock FIFO order; backends then never
     #: call :meth:`choose` and run their fast path.
     fifo: ClassVar[bool] = False
+    #: How far seeded delays (``agentsim.timing`` distributions) stray from
+    #: their nominal value: 1 as drawn, 0 no jitter. The shrinker lowers it.
+    jitter_scale: float = 1.0
 
     @abstractmethod
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
@@ -74,10 +81,86 @@ class RandomPolicy(SchedulingPolicy):
         return self._rng.randrange(len(labels))
 
 
+def fifo_choice(kind: str, labels: Sequence[str]) -> int:
+    """The option FIFO order takes: fire the first due timer; run a batch in order."""
+    if kind == "timer" and len(labels) > 1 and labels[0] == CONTINUE:
+        return 1
+    return 0
+
+
+class ReplayPolicy(SchedulingPolicy):
+    """FIFO order except at the numbered choices in ``deviations``.
+
+    ``deviations`` maps a choice number (0-based, in the order the simulation
+    asks) to the option to take there; an option that does not exist at that
+    point falls back to FIFO. ``ReplayPolicy({})`` is FIFO taken through the
+    policy path. ``jitter_scale`` scales seeded delays toward their nominal
+    value (see :class:`SchedulingPolicy`).
+    """
+
+    name = "replay"
+
+    def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0) -> None:
+        self.deviations = dict(deviations or {})
+        self.jitter_scale = jitter_scale
+        self._index = 0
+
+    def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
+        index = self._index
+        self._index += 1
+        chosen = self.deviations.get(index)
+        if chosen is not None and 0 <= chosen < len(labels):
+            return chosen
+        return fifo_choice(kind, labels)
+
+
+class PCTPolicy(SchedulingPolicy):
+    """Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010).
+
+    Every "thread" — the task behind an option's label, with "keep running
+    the ready queue" as one more — gets a random priority of at least
+    ``depth``; at each choice the highest-priority option wins. At
+    ``depth - 1`` change points, drawn uniformly among the first ``steps``
+    choices, the winner's priority drops below all others. A bug that needs
+    ``d`` ordering constraints among ``n`` threads is found with probability
+    at least ``1 / (n * steps**(d-1))`` per run; ``steps`` should bound the
+    choices a run makes (the explorer measures it).
+    """
+
+    name = "pct"
+
+    def __init__(self, seed: int, *, depth: int = 3, steps: int = 64) -> None:
+        self._rng = random.Random(f"agentsim:pct:{seed}")
+        self.depth = depth
+        self.steps = max(1, steps)
+        self._priorities: dict[str, float] = {}
+        self._change_points = sorted(self._rng.sample(range(1, self.steps + 1), k=min(depth - 1, self.steps)))
+        self._step = 0
+        self._changes = 0
+
+    def _priority(self, label: str) -> float:
+        priority = self._priorities.get(label)
+        if priority is None:
+            # Fresh threads get a random rank among the high priorities.
+            priority = self._priorities[label] = self.depth + self._rng.random() * 1_000_000
+        return priority
+
+    def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
+        self._step += 1
+        chosen = max(range(len(labels)), key=lambda i: self._priority(labels[i]))
+        if self._change_points and self._step == self._change_points[0]:
+            # The i-th change point drops the winner to priority depth - i.
+            self._change_points.pop(0)
+            self._changes += 1
+            self._priorities[labels[chosen]] = self.depth - self._changes
+        return chosen
+
+
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.
 STRATEGIES: Final = {
     "fifo": lambda seed: FifoPolicy(),
     "random": RandomPolicy,
+    "pct": PCTPolicy,
 }
 
 

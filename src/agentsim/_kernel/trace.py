@@ -72,7 +72,8 @@ class Trace:
         self._ring: deque[RawEvent] = deque(maxlen=keep_last)
         self._hash = hashlib.blake2b(digest_size=16)
         self._count = 0
-        self.choices: list[tuple[str, int, int]] = []
+        #: Every policy choice: (kind, option count, chosen, the FIFO choice).
+        self.choices: list[tuple[str, int, int, int]] = []
 
     # -- recording (hot path) ------------------------------------------------
 
@@ -83,9 +84,9 @@ class Trace:
         if len(pending) >= _CHUNK:
             self._flush()
 
-    def record_choice(self, ticks: int, kind: str, labels: Sequence[str], chosen: int) -> None:
-        """Record a decision of the scheduling policy."""
-        self.choices.append((kind, len(labels), chosen))
+    def record_choice(self, ticks: int, kind: str, labels: Sequence[str], chosen: int, fifo: int = 0) -> None:
+        """Record a decision of the scheduling policy (``fifo``: what FIFO would have chosen)."""
+        self.choices.append((kind, len(labels), chosen, fifo))
         self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{len(labels)}")
 
     def flush_if_large(self) -> None:
@@ -140,6 +141,11 @@ class Trace:
         self._flush()
         first = self._count - len(self._ring)
         return [TraceEvent(first + i, *raw) for i, raw in enumerate(self._ring)]
+
+    @property
+    def deviations(self) -> dict[int, int]:
+        """``{choice number: chosen option}`` where the schedule left FIFO order."""
+        return {i: chosen for i, (_, _, chosen, fifo) in enumerate(self.choices) if chosen != fifo}
 
     def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self.events)

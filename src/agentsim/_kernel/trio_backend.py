@@ -149,7 +149,7 @@ class _PolicyShuffler(random.Random):
         while len(remaining) > 1:
             labels = [self._label(task) for task in remaining]
             chosen = core.policy.choose("batch", labels)
-            core.trace.record_choice(core.clock.ticks, "batch", labels, chosen)
+            core.trace.record_choice(core.clock.ticks, "batch", labels, chosen, 0)
             order.append(remaining.pop(chosen))
         order += remaining
         for task in order:

@@ -34,5 +34,9 @@ from ._kernel.simulation import run as run
 from ._kernel.simulation import simulate as simulate
 from ._kernel.trace import Trace as Trace
 from ._kernel.trace import TraceEvent as TraceEvent
+from .explore import ExploreReport as ExploreReport
+from .explore import Schedule as Schedule
+from .explore import explore as explore
+from .explore import replay as replay
 
 __version__ = "0.1.0"

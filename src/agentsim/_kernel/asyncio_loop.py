@@ -145,6 +145,11 @@ class _SimTask(asyncio.Task):  # type: ignore[misc]
     def __hash__(self) -> int:
         return self._agentsim_number
 
+    def set_name(self, value: object) -> None:
+        # TaskGroup.create_task(name=...) names the task after creating it.
+        super().set_name(value)
+        self._agentsim_label = f"{value}#{self._agentsim_number}"
+
     def cancel(self, msg: Any = None) -> bool:
         # Cancellations (timeouts included) go on the timeline, with who asked.
         if not self.done():

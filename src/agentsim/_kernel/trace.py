@@ -87,7 +87,8 @@ class Trace:
     def record_choice(self, ticks: int, kind: str, labels: Sequence[str], chosen: int, fifo: int = 0) -> None:
         """Record a decision of the scheduling policy (``fifo``: what FIFO would have chosen)."""
         self.choices.append((kind, len(labels), chosen, fifo))
-        self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{len(labels)}")
+        deviation = f" (fifo {fifo}: {labels[fifo]})" if chosen != fifo else ""
+        self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{len(labels)}{deviation}")
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:

@@ -140,7 +140,7 @@ class _PolicyShuffler(random.Random):
                 core.abort(core.wall_timeout_error())
         # Trio runs the batch by popping from the end.
         if core.policy.fifo or len(batch) < 2:
-            for task in reversed(batch):
+            for task in batch:  # the order they will run in
                 core.trace.record(core.clock.ticks, "step", self._label(task), "")
             batch.reverse()
             return

@@ -1,0 +1,17 @@
+"""Exploration: sweep seeds for failing interleavings, shrink them, replay them.
+
+``explore`` runs a function under many schedules (random, PCT), keeps
+failing ones in ``.agentsim/`` and replays them first next time, shrinks
+each failure to the fewest deviations from FIFO order and the least delay
+jitter, and reports a line that replays it. ``replay`` runs one schedule.
+"""
+
+from ._database import FailureDatabase as FailureDatabase
+from ._explore import explore as explore
+from ._explore import function_key as function_key
+from ._explore import replay as replay
+from ._report import ExploreReport as ExploreReport
+from ._report import Failure as Failure
+from ._report import MinimalSchedule as MinimalSchedule
+from ._report import Nondeterminism as Nondeterminism
+from ._schedule import Schedule as Schedule

@@ -1,0 +1,211 @@
+"""``explore`` and ``replay``: sweep seeds for failing interleavings, replay one exactly."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
+from .._kernel.policy import SchedulingPolicy
+from .._kernel.simulation import SimulationResult, simulate
+from ._database import DEFAULT_DIRECTORY, FailureDatabase
+from ._report import ExploreReport, Failure, Nondeterminism
+from ._schedule import Schedule
+from ._shrink import shrink
+
+Repro = Callable[[Schedule], str]
+
+
+def function_key(async_fn: Callable[..., Any]) -> str:
+    """``module:qualname`` of a function: its key in the failure database."""
+    return f"{getattr(async_fn, '__module__', '?')}:{getattr(async_fn, '__qualname__', repr(async_fn))}"
+
+
+def python_repro(async_fn: Callable[..., Any]) -> Repro:
+    """Repro lines as a Python call: ``agentsim.replay(module.fn, schedule='17:random')``."""
+    name = f"{getattr(async_fn, '__module__', '?')}.{getattr(async_fn, '__qualname__', '?')}"
+    return lambda schedule: f"agentsim.replay({name}, schedule={schedule.encode()!r})"
+
+
+@contextmanager
+def _quiet_leftovers() -> Iterator[None]:
+    # A sweep would repeat the same leftover-task warning hundreds of times.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LeftoverTasksWarning)
+        yield
+
+
+class _Runner:
+    """Runs one schedule of the explored function with the sweep's settings."""
+
+    def __init__(self, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], backend: str, options: dict[str, Any]) -> None:
+        self.async_fn, self.args, self.backend, self.options = async_fn, args, backend, options
+
+    def run(self, schedule: Schedule) -> SimulationResult[Any]:
+        with _quiet_leftovers():
+            return simulate(
+                self.async_fn,
+                *self.args,
+                seed=schedule.seed,
+                strategy=schedule.policy(),
+                backend=self.backend,  # type: ignore[arg-type]
+                **self.options,
+            )
+
+
+def _first_difference(first: SimulationResult[Any], second: SimulationResult[Any]) -> Nondeterminism:
+    a, b = first.trace.events, second.trace.events
+    for index in range(max(len(a), len(b))):
+        left = a[index] if index < len(a) else None
+        right = b[index] if index < len(b) else None
+        if left is None or right is None or (left.ticks, left.kind, left.task, left.detail) != (right.ticks, right.kind, right.task, right.detail):
+            offset = first.trace.dropped
+            return Nondeterminism(first.seed, first.strategy, offset + index, left, right)
+    return Nondeterminism(first.seed, first.strategy, len(first.trace), None, None)
+
+
+def explore(
+    async_fn: Callable[..., Awaitable[Any]],
+    *args: Any,
+    runs: int = 200,
+    strategy: str = "random",
+    seed: int = 0,
+    backend: str = "asyncio",
+    stop_on_first: bool = True,
+    shrink_failures: bool = True,
+    check_determinism: bool = False,
+    database: str | os.PathLike[str] | None = DEFAULT_DIRECTORY,
+    key: str | None = None,
+    pct_depth: int = 3,
+    seeds: range | None = None,
+    repro: Repro | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_virtual_time: float | None = None,
+    wall_timeout: float | None = 60.0,
+) -> ExploreReport:
+    """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
+
+    Run ``i`` uses seed ``seed + i`` and ``strategy`` (``"random"``, ``"pct"``
+    or ``"fifo"``). Failing schedules found before (in ``database``, a
+    directory; None to disable) are replayed first, and new ones are saved
+    there. Each failure is shrunk to the fewest deviations from FIFO order
+    and the least delay jitter that still fail the same way, and carries a
+    ``repro`` line that replays it::
+
+        report = agentsim.explore(interrupt_race, runs=200, strategy="pct")
+        for failure in report.failures:
+            print(failure.format())          # seed, minimal timeline, replay line
+
+    ``check_determinism`` runs every schedule twice and reports traces that
+    differ (naming the first differing event). ``seeds`` overrides the range
+    of seeds (the pytest plugin shards sweeps with it). ``progress`` is called
+    with (done, total) after each run.
+    """
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 0:
+        raise SimulationConfigError("runs", runs, "a number of runs >= 0")
+    if strategy not in ("fifo", "random", "pct"):
+        raise SimulationConfigError("strategy", strategy, "'fifo', 'random' or 'pct'")
+    runner = _Runner(async_fn, args, backend, {"max_virtual_time": max_virtual_time, "wall_timeout": wall_timeout})
+    key = key or function_key(async_fn)
+    db = FailureDatabase(database) if database is not None else None
+    repro = repro or python_repro(async_fn)
+    report = ExploreReport()
+    digests: set[str] = set()
+
+    def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool) -> None:
+        assert result.exception is not None
+        minimal = shrink(runner.run, result) if shrink_failures else None
+        replay_schedule = minimal.schedule if minimal is not None else schedule
+        report.failures.append(
+            Failure(
+                seed=schedule.seed,
+                strategy=schedule.strategy_name,
+                exception=result.exception,
+                trace=result.trace,
+                repro=repro(replay_schedule),
+                schedule=schedule,
+                minimal=minimal,
+                from_database=from_database,
+            )
+        )
+        if db is not None:
+            db.save(key, schedule)
+
+    # 1. Failures from earlier sweeps first, as hypothesis does.
+    for known in db.load(key) if db is not None else []:
+        result = runner.run(known)
+        report.replayed_from_database += 1
+        if result.exception is not None:
+            record_failure(known, result, from_database=True)
+            if stop_on_first:
+                return report
+        elif db is not None:
+            db.delete(key, known)  # fixed since: forget it
+
+    # 2. The sweep.
+    pct_strategy = None
+    seed_range = seeds if seeds is not None else range(seed, seed + runs)
+    total = len(seed_range)
+    for done, run_seed in enumerate(seed_range, start=1):
+        run_strategy = strategy
+        if strategy == "pct":
+            if pct_strategy is None:
+                # PCT needs a bound on the choices per run: measure one run.
+                steps = max(8, len(runner.run(Schedule(run_seed, "replay", {})).trace.choices))
+                pct_strategy = f"pct/{pct_depth}/{steps}"
+            run_strategy = pct_strategy
+        schedule = Schedule(run_seed, run_strategy)
+        result = runner.run(schedule)
+        report.runs_executed += 1
+        digests.add(result.trace.digest())
+        if check_determinism:
+            again = runner.run(schedule)
+            if again.trace.digest() != result.trace.digest():
+                report.nondeterminism.append(_first_difference(result, again))
+        if progress is not None:
+            progress(done, total)
+        if result.exception is not None:
+            record_failure(schedule, result, from_database=False)
+            if stop_on_first:
+                break
+    report.distinct_schedules = len(digests)
+    return report
+
+
+def replay(
+    async_fn: Callable[..., Awaitable[Any]],
+    *args: Any,
+    seed: int = 0,
+    strategy: str = "random",
+    schedule: Schedule | str | None = None,
+    backend: str = "asyncio",
+    max_virtual_time: float | None = None,
+    wall_timeout: float | None = 60.0,
+) -> SimulationResult[Any]:
+    """Replay one schedule exactly and return its :class:`SimulationResult`.
+
+    Give ``seed`` and ``strategy`` (as in a failure's report), or the
+    ``schedule`` string of a failure's ``repro`` line (which may be a shrunk
+    schedule). ``result.unwrap()`` raises the failure again::
+
+        agentsim.replay(interrupt_race, schedule="17:random").unwrap()
+    """
+    if isinstance(schedule, str):
+        schedule = Schedule.decode(schedule)
+    if schedule is None:
+        if strategy.split("/")[0] not in ("fifo", "random", "pct"):
+            raise SimulationConfigError("strategy", strategy, "'fifo', 'random' or 'pct'")
+        schedule = Schedule(seed, strategy)
+    policy: SchedulingPolicy = schedule.policy()
+    return simulate(
+        async_fn,
+        *args,
+        seed=schedule.seed,
+        strategy=policy,
+        backend=backend,  # type: ignore[arg-type]
+        max_virtual_time=max_virtual_time,
+        wall_timeout=wall_timeout,
+    )

@@ -1,0 +1,82 @@
+"""A schedule that can be written down and replayed: seed, strategy, deviations, jitter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .._kernel.errors import SimulationConfigError
+from .._kernel.policy import PCTPolicy, ReplayPolicy, SchedulingPolicy, make_policy
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One schedule: the ``seed`` (which also seeds ids, global randomness and
+    delay draws) and either a ``strategy`` name, or — for a shrunk schedule —
+    the ``deviations`` from FIFO order and the ``jitter`` scale.
+
+    ``encode()`` gives a short string (``"17:random"``, ``"17:pct/3/40"`` or
+    ``"17:fifo+3=1,9=2:j0.5"``) that :func:`agentsim.replay`,
+    ``--agentsim-schedule`` and ``agentsim replay --schedule`` accept.
+    """
+
+    seed: int
+    strategy: str = "random"
+    deviations: dict[int, int] | None = field(default=None, compare=False)
+    jitter: float = 1.0
+    _key: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_key", tuple(sorted((self.deviations or {}).items())))
+
+    def __hash__(self) -> int:
+        return hash((self.seed, self.strategy, self._key, self.jitter))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Schedule) and (self.seed, self.strategy, self._key, self.jitter) == (
+            other.seed,
+            other.strategy,
+            other._key,
+            other.jitter,
+        )
+
+    @property
+    def is_replay(self) -> bool:
+        return self.deviations is not None
+
+    def policy(self) -> SchedulingPolicy:
+        if self.deviations is not None:
+            return ReplayPolicy(self.deviations, jitter_scale=self.jitter)
+        if self.strategy.startswith("pct/"):
+            # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
+            _, depth, steps = self.strategy.split("/")
+            return PCTPolicy(self.seed, depth=int(depth), steps=int(steps))
+        return make_policy(self.strategy, self.seed)
+
+    @property
+    def strategy_name(self) -> str:
+        """``"fifo"``, ``"random"``, ``"pct"`` or ``"replay"`` (without parameters)."""
+        return self.strategy.split("/")[0]
+
+    def encode(self) -> str:
+        if self.deviations is None:
+            return f"{self.seed}:{self.strategy}"
+        moves = ",".join(f"{index}={option}" for index, option in sorted(self.deviations.items()))
+        jitter = "" if self.jitter == 1.0 else f":j{self.jitter:g}"
+        return f"{self.seed}:fifo+{moves}{jitter}"
+
+    @classmethod
+    def decode(cls, text: str) -> Schedule:
+        try:
+            seed_text, _, rest = text.strip().partition(":")
+            seed = int(seed_text)
+            strategy, _, jitter_text = rest.partition(":")
+            if not strategy.startswith("fifo+"):
+                return cls(seed, strategy or "random")
+            moves = strategy[len("fifo+") :]
+            deviations = {int(a): int(b) for a, b in (move.split("=") for move in moves.split(",") if move)}
+            jitter = float(jitter_text[1:]) if jitter_text.startswith("j") else 1.0
+            return cls(seed, "replay", deviations, jitter)
+        except ValueError as exc:
+            raise SimulationConfigError(
+                "schedule", text, "'SEED:STRATEGY' (e.g. '17:random') or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]'"
+            ) from exc

@@ -1,0 +1,87 @@
+"""Shrinking: the fewest deviations from FIFO order, and the least jitter, that still fail.
+
+A failing run's schedule is "FIFO plus deviations" (its trace records every
+choice and what FIFO would have chosen). Delta debugging (Zeller's ddmin)
+removes deviations while the same kind of failure persists; then the delay
+jitter is scaled toward the nominal delays, as far as the failure allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._kernel.simulation import SimulationResult
+from ._report import MinimalSchedule, leaf_exception
+from ._schedule import Schedule
+
+RunSchedule = Callable[[Schedule], SimulationResult[object]]
+
+
+class _Shrinker:
+    def __init__(self, run: RunSchedule, seed: int, error_type: type[BaseException], budget: int) -> None:
+        self._run = run
+        self._seed = seed
+        self._error_type = error_type
+        self._budget = budget
+        self.runs = 0
+        self.best: SimulationResult[object] | None = None
+        self.best_schedule: Schedule | None = None
+
+    def fails(self, deviations: dict[int, int], jitter: float, *, force: bool = False) -> bool:
+        if self.runs >= self._budget and not force:
+            return False
+        self.runs += 1
+        schedule = Schedule(self._seed, "replay", deviations, jitter)
+        result = self._run(schedule)
+        if result.exception is not None and type(leaf_exception(result.exception)) is self._error_type:
+            self.best, self.best_schedule = result, schedule
+            return True
+        return False
+
+
+def _ddmin(items: list[tuple[int, int]], fails: Callable[[list[tuple[int, int]]], bool]) -> list[tuple[int, int]]:
+    """The classic ddmin over deviations: remove chunks while the test still fails."""
+    if fails([]):
+        return []
+    granularity = 2
+    while len(items) >= 2:
+        chunk = max(1, len(items) // granularity)
+        reduced = False
+        for start in range(0, len(items), chunk):
+            complement = items[:start] + items[start + chunk :]
+            if complement and fails(complement):
+                items, granularity, reduced = complement, max(granularity - 1, 2), True
+                break
+        if not reduced:
+            if granularity >= len(items):
+                break
+            granularity = min(granularity * 2, len(items))
+    return items
+
+
+def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200) -> MinimalSchedule | None:
+    """The minimal schedule for ``failing`` (None if its schedule does not replay)."""
+    assert failing.exception is not None
+    shrinker = _Shrinker(run, failing.seed, type(leaf_exception(failing.exception)), budget)
+    original = sorted(failing.trace.deviations.items())
+    if not shrinker.fails(dict(original), 1.0):
+        return None  # the recorded schedule does not reproduce: nondeterminism
+    deviations = _ddmin(original, lambda items: shrinker.fails(dict(items), 1.0))
+    jitter = 1.0
+    if shrinker.fails(dict(deviations), 0.0):
+        jitter = 0.0
+    else:
+        low, high = 0.0, 1.0  # fails at high, not at low
+        for _ in range(5):
+            middle = (low + high) / 2
+            if shrinker.fails(dict(deviations), middle):
+                high = middle
+            else:
+                low = middle
+        jitter = high
+    # Re-run the winner so best matches exactly what is reported.
+    if not shrinker.fails(dict(deviations), jitter, force=True):
+        return None  # only a nondeterministic program gets here
+    assert shrinker.best is not None and shrinker.best_schedule is not None
+    assert shrinker.best.exception is not None
+    return MinimalSchedule(shrinker.best_schedule, shrinker.best.exception, shrinker.best.trace, shrinker.runs)

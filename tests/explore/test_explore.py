@@ -1,0 +1,194 @@
+"""The explorer: find by seed, shrink, replay, remember, and check determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+import agentsim
+from agentsim import ReplayPolicy, Schedule
+from agentsim.explore import FailureDatabase
+from agentsim.timing import DelaySource, uniform
+
+
+class DoubleBooking(Exception):
+    pass
+
+
+async def booking_race(fixed: bool = False) -> None:
+    """Two requests for the last seat. A checks at 1.00 s and writes its booking
+    after a 50 ms database round trip; B checks at 1.05 s, the instant A's write
+    lands. In stock order A's write (scheduled first) wins; if B's check comes
+    first, both book the seat - unless the check and the write hold a lock."""
+    seats = {"left": 1}
+    lock = asyncio.Lock()
+
+    async def book(check_after: float) -> None:
+        await asyncio.sleep(1.0)
+        if check_after:
+            await asyncio.sleep(check_after)
+        async with lock if fixed else _nothing():
+            if seats["left"] > 0:
+                await asyncio.sleep(0.05)  # the database round trip
+                seats["left"] -= 1
+        if seats["left"] < 0:
+            raise DoubleBooking(f"seats left: {seats['left']}")
+
+    await asyncio.gather(book(0.0), book(0.05))
+
+
+class _nothing:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def test_explore_finds_shrinks_and_replays_the_race(tmp_path: Path) -> None:
+    report = agentsim.explore(booking_race, runs=100, seed=0, database=tmp_path)
+    assert report.runs_executed >= 1 and len(report.failures) == 1
+    failure = report.failures[0]
+    assert isinstance(failure.error, DoubleBooking)
+    assert failure.strategy == "random" and failure.seed == report.runs_executed - 1  # stops at the first
+    # The seed replays the same schedule exactly...
+    again = agentsim.replay(booking_race, seed=failure.seed, strategy="random")
+    assert again.trace.digest() == failure.trace.digest()
+    # ...and the repro line's (shrunk) schedule fails the same way.
+    assert failure.minimal is not None
+    assert "schedule=" in failure.repro and failure.minimal.schedule.encode() in failure.repro
+    minimal = agentsim.replay(booking_race, schedule=failure.minimal.schedule.encode())
+    assert isinstance(minimal.exception, DoubleBooking)
+    assert len(failure.minimal.deviations) <= len(failure.trace.deviations)
+    assert len(failure.minimal.deviations) >= 1  # FIFO order alone does not fail
+    assert "seats left: -1" in failure.format()
+
+
+def test_the_fixed_twin_never_fails_and_fifo_is_one_schedule(tmp_path: Path) -> None:
+    report = agentsim.explore(booking_race, True, runs=60, database=tmp_path)
+    assert report.ok and report.runs_executed == 60
+    assert report.distinct_schedules > 1
+    fifo = agentsim.explore(booking_race, True, runs=10, strategy="fifo", database=tmp_path)
+    assert fifo.distinct_schedules == 1
+
+
+def test_pct_finds_the_race_too(tmp_path: Path) -> None:
+    report = agentsim.explore(booking_race, runs=100, strategy="pct", database=tmp_path)
+    assert len(report.failures) == 1
+    failure = report.failures[0]
+    assert failure.strategy == "pct" and failure.schedule.strategy.startswith("pct/3/")
+    replayed = agentsim.replay(booking_race, schedule=failure.schedule)
+    assert replayed.trace.digest() == failure.trace.digest()
+
+
+def test_without_stop_on_first_every_failing_seed_is_reported(tmp_path: Path) -> None:
+    report = agentsim.explore(booking_race, runs=40, stop_on_first=False, shrink_failures=False, database=tmp_path)
+    assert report.runs_executed == 40
+    assert len(report.failures) >= 2
+    assert all(failure.minimal is None for failure in report.failures)
+    assert len({failure.seed for failure in report.failures}) == len(report.failures)
+
+
+def test_failures_are_saved_atomically_and_replayed_first(tmp_path: Path) -> None:
+    first = agentsim.explore(booking_race, runs=100, database=tmp_path)
+    seed = first.failures[0].seed
+    files = list((tmp_path / "failures").glob("*.json"))
+    assert len(files) == 1
+    stored = json.loads(files[0].read_text())
+    assert stored["schedules"] == [f"{seed}:random"]
+    assert not list((tmp_path / "failures").glob(".tmp-*"))  # no temp file left behind
+    second = agentsim.explore(booking_race, runs=100, database=tmp_path)
+    assert second.replayed_from_database == 1
+    assert second.runs_executed == 0  # found again before sweeping
+    assert second.failures[0].from_database and second.failures[0].seed == seed
+
+
+def test_a_fixed_bug_is_forgotten(tmp_path: Path) -> None:
+    database = FailureDatabase(tmp_path)
+    key = "tests:booking"
+    database.save(key, Schedule(3, "random"))
+    report = agentsim.explore(booking_race, True, runs=5, database=tmp_path, key=key)
+    assert report.ok and report.replayed_from_database == 1
+    assert database.load(key) == []
+
+
+_leak = itertools.count()
+
+
+async def leaks_state_between_runs() -> None:
+    # Reads a counter that survives from one run to the next: not deterministic.
+    await asyncio.sleep(next(_leak) % 3 * 0.1)
+
+
+def test_check_determinism_names_the_first_differing_event(tmp_path: Path) -> None:
+    report = agentsim.explore(leaks_state_between_runs, runs=3, check_determinism=True, database=tmp_path)
+    assert report.nondeterminism
+    case = report.nondeterminism[0]
+    assert case.first is not None and case.second is not None
+    assert (case.first.ticks, case.first.kind) != (case.second.ticks, case.second.kind) or case.first.detail != case.second.detail
+    assert "not deterministic" in case.format()
+    assert not report.ok
+    clean = agentsim.explore(booking_race, True, runs=10, check_determinism=True, database=tmp_path)
+    assert clean.nondeterminism == []
+
+
+async def slow_backend_times_out() -> None:
+    """A reply due within 0.6 s; the backend's latency is uniform(0, 1) s."""
+    latency = DelaySource(uniform(0.0, 1.0), name="latency", stream="backend")
+    reply = asyncio.ensure_future(asyncio.sleep(latency.seconds(0)))
+    await asyncio.wait_for(reply, timeout=0.6)
+
+
+def test_shrinking_narrows_delay_jitter_to_what_still_fails(tmp_path: Path) -> None:
+    report = agentsim.explore(slow_backend_times_out, runs=50, database=tmp_path)
+    failure = report.failures[0]
+    assert isinstance(failure.error, TimeoutError)
+    assert failure.minimal is not None
+    jitter = failure.minimal.schedule.jitter
+    assert 0.0 < jitter < 1.0  # no jitter (0.5 s, the nominal latency) would pass
+    assert isinstance(agentsim.replay(slow_backend_times_out, schedule=failure.minimal.schedule).exception, TimeoutError)
+    assert agentsim.replay(slow_backend_times_out, schedule=Schedule(failure.seed, "replay", {}, 0.0)).ok
+
+
+def test_bad_arguments_are_typed_errors() -> None:
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        agentsim.explore(booking_race, runs=-1)
+    assert info.value.parameter == "runs"
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        agentsim.explore(booking_race, strategy="chaos")
+    assert info.value.parameter == "strategy"
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        agentsim.replay(booking_race, schedule="not a schedule")
+    assert info.value.parameter == "schedule"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_replay_policy_without_deviations_is_fifo(backend: str) -> None:
+    import anyio
+
+    async def program() -> list[str]:
+        log: list[str] = []
+
+        async def worker(name: str, period: float) -> None:
+            for _ in range(5):
+                await anyio.sleep(period)
+                log.append(f"{name}@{agentsim.now():.2f}")
+
+        async with anyio.create_task_group() as group:
+            for i in range(4):
+                group.start_soon(worker, f"w{i}", 0.1 * (1 + i % 2))
+        return log
+
+    fifo = agentsim.simulate(program, backend=backend)
+    replayed = agentsim.simulate(program, backend=backend, strategy=ReplayPolicy({}))
+
+    def steps(result: agentsim.SimulationResult[list[str]]) -> list[tuple[int, str]]:
+        return [(event.ticks, event.task) for event in result.trace.events if event.kind == "step"]
+
+    assert replayed.value == fifo.value
+    assert steps(replayed) == steps(fifo)
+    assert replayed.trace.deviations == {}

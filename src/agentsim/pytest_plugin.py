@@ -1,0 +1,221 @@
+"""The pytest plugin: ``@pytest.mark.agentsim`` runs an async test under the explorer.
+
+Installed with agentsim (entry point ``pytest11``), no conftest needed::
+
+    @pytest.mark.agentsim(runs=100, strategy="pct")
+    async def test_interrupt_race(sim):
+        ...                                    # sim.now, sim.seed, sim.trace
+
+A failure prints the seed, the minimal schedule as a short timeline, and the
+command that replays it (``pytest path::test --agentsim-schedule=...``).
+
+Options: ``--agentsim-runs``, ``--agentsim-seed`` (replay one seed),
+``--agentsim-schedule`` (replay a reported schedule), ``--agentsim-strategy``,
+``--agentsim-check-determinism``, ``--agentsim-db`` (failure database
+directory, ``none`` to disable), ``--agentsim-shards`` (split each test's
+runs; follows ``-n`` with pytest-xdist).
+
+It composes with anyio's plugin (an ``anyio_backend`` parameter picks the
+backend) and pytest-trio (a ``trio`` mark picks trio). Fixtures are set up
+once per test, not per run: keep per-run state inside the test.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import pytest
+
+from ._kernel.core import current_core
+from ._kernel.trace import Trace
+from .explore import explore, replay
+from .explore._database import DEFAULT_DIRECTORY
+from .explore._report import ExploreReport
+from .explore._schedule import Schedule
+
+_SHARD_FIXTURE = "_agentsim_shard"
+DEFAULT_RUNS = 100
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentsim", "agentsim: deterministic exploration of async races")
+    group.addoption("--agentsim-runs", type=int, default=None, help="runs per @pytest.mark.agentsim test (default: the mark's, else 100)")
+    group.addoption("--agentsim-seed", type=int, default=None, help="replay this one seed instead of exploring")
+    group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
+    group.addoption("--agentsim-strategy", default=None, choices=["fifo", "random", "pct"], help="exploration strategy")
+    group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
+    group.addoption("--agentsim-db", default=DEFAULT_DIRECTORY, help="failure database directory ('none' to disable)")
+    group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "agentsim(runs=None, strategy=None, backend=None, seed=0, max_virtual_time=None, wall_timeout=60.0): "
+        "run this async test on agentsim's virtual clock under the explorer",
+    )
+
+
+class SimulationView:
+    """The ``sim`` fixture: the simulation the test is running in right now."""
+
+    @property
+    def now(self) -> float:
+        from ._kernel.core import now
+
+        return now()
+
+    @property
+    def seed(self) -> int:
+        return self._core().seed
+
+    @property
+    def strategy(self) -> str:
+        return self._core().policy.name
+
+    @property
+    def backend(self) -> str:
+        return self._core().backend
+
+    @property
+    def trace(self) -> Trace:
+        return self._core().trace
+
+    def _core(self) -> Any:
+        from ._kernel.errors import NotInSimulationError
+
+        core = current_core()
+        if core is None:
+            raise NotInSimulationError("sim")
+        return core
+
+
+@pytest.fixture
+def sim() -> SimulationView:
+    """The running simulation (``now``, ``seed``, ``strategy``, ``backend``, ``trace``)."""
+    return SimulationView()
+
+
+@pytest.fixture
+def _agentsim_shard(request: pytest.FixtureRequest) -> tuple[int, int]:
+    return request.param  # type: ignore[no-any-return]
+
+
+def _shard_count(config: pytest.Config) -> int:
+    shards = config.getoption("agentsim_shards")
+    if shards is not None:
+        return max(1, shards)
+    worker_input = getattr(config, "workerinput", None)  # set by pytest-xdist on its workers
+    if worker_input is not None:
+        return max(1, int(worker_input.get("workercount", 1)))
+    workers = config.getoption("numprocesses", default=None)
+    if workers in ("auto", "logical"):
+        return os.cpu_count() or 1
+    return int(workers) if isinstance(workers, int) and workers > 1 else 1
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("agentsim") is None:
+        return
+    config = metafunc.config
+    if config.getoption("agentsim_seed") is not None or config.getoption("agentsim_schedule"):
+        return
+    shards = _shard_count(config)
+    if shards > 1:
+        # One item per shard, so that xdist spreads one test's runs over workers.
+        metafunc.fixturenames.append(_SHARD_FIXTURE)
+        metafunc.parametrize(_SHARD_FIXTURE, [(k, shards) for k in range(shards)], ids=[f"agentsim-shard{k}of{shards}" for k in range(shards)], indirect=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Each marked test becomes a plain function that runs the explorer. Sync,
+    # so anyio's runner passes it by; flagged as already wrapped, so
+    # pytest-trio does not wrap it either (its mark still picks the backend).
+    for item in items:
+        if isinstance(item, pytest.Function) and item.get_closest_marker("agentsim") is not None:
+            item.obj = _explorer_for(item, item.obj)
+
+
+def _backend(item: pytest.Function, marked: dict[str, Any]) -> str:
+    if marked.get("backend"):
+        return str(marked["backend"])
+    anyio_backend: Any = item.funcargs.get("anyio_backend")
+    if anyio_backend:
+        return anyio_backend if isinstance(anyio_backend, str) else str(anyio_backend[0])
+    if item.get_closest_marker("trio") is not None:
+        return "trio"
+    return "asyncio"
+
+
+class AgentsimFailure(AssertionError):
+    """A schedule of an ``@pytest.mark.agentsim`` test failed. ``report`` has
+    every failure; the message the seed, minimal timeline and replay command."""
+
+    def __init__(self, message: str, report: ExploreReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _explorer_for(item: pytest.Function, function: Any) -> Any:
+    def run_under_agentsim(**arguments: Any) -> None:
+        if not inspect.iscoroutinefunction(function):
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.agentsim needs an `async def` test")
+        _run_marked_test(item, function, arguments)
+
+    run_under_agentsim._trio_test_runner_wrapped = True  # type: ignore[attr-defined]
+    return run_under_agentsim
+
+
+def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> None:
+    marker = item.get_closest_marker("agentsim")
+    assert marker is not None
+    marked = dict(marker.kwargs)
+    config = item.config
+
+    async def test_body() -> None:
+        await function(**{name: value for name, value in arguments.items() if name != _SHARD_FIXTURE})
+
+    test_body.__qualname__ = function.__qualname__
+    backend = _backend(item, marked)
+    options = {"max_virtual_time": marked.get("max_virtual_time"), "wall_timeout": marked.get("wall_timeout", 60.0)}
+    base = item.nodeid.split("[")[0]
+    pinned = config.getoption("agentsim_schedule")
+    seed_option = config.getoption("agentsim_seed")
+    strategy = config.getoption("agentsim_strategy") or marked.get("strategy") or "random"
+
+    if pinned or seed_option is not None:
+        schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy)
+        result = replay(test_body, schedule=schedule, backend=backend, **options)
+        if result.exception is not None:
+            raise AgentsimFailure(
+                f"schedule {schedule.encode()} failed at virtual time {result.end_time:.3f}s; timeline:\n{result.trace.format(30)}"
+            ) from result.exception
+        return
+
+    runs = config.getoption("agentsim_runs") or marked.get("runs") or DEFAULT_RUNS
+    seed = marked.get("seed", 0)
+    seeds = None
+    shard = arguments.get(_SHARD_FIXTURE)
+    if shard is not None:
+        index, count = shard
+        seeds = range(seed + index, seed + runs, count)
+    database = config.getoption("agentsim_db")
+    report = explore(
+        test_body,
+        runs=runs,
+        strategy=strategy,
+        seed=seed,
+        backend=backend,
+        check_determinism=config.getoption("agentsim_check_determinism"),
+        database=None if str(database).lower() == "none" else database,
+        key=item.nodeid,
+        seeds=seeds,
+        repro=lambda schedule: f"pytest {base} --agentsim-schedule={schedule.encode()}",
+        **options,
+    )
+    if not report.ok:
+        cause = report.failures[0].exception if report.failures else None
+        raise AgentsimFailure(report.format(), report) from cause

@@ -1,0 +1,190 @@
+"""The pytest plugin, driven through pytest itself (pytester)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def _inner_pytest_config(pytester: pytest.Pytester) -> None:
+    # The inner pytest runs in a temp dir without this project's settings;
+    # looptime's plugin (benchmark extra) needs pytest-asyncio, so keep it out.
+    pytester.makeini("[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n")
+
+RACE = '''
+import asyncio
+import pytest
+
+
+class DoubleBooking(Exception):
+    pass
+
+
+async def book_last_seat(fixed):
+    seats = {"left": 1}
+    lock = asyncio.Lock()
+
+    async def book(check_after):
+        await asyncio.sleep(1.0)
+        if check_after:
+            await asyncio.sleep(check_after)
+        if fixed:
+            await lock.acquire()
+        try:
+            if seats["left"] > 0:
+                await asyncio.sleep(0.05)
+                seats["left"] -= 1
+        finally:
+            if fixed:
+                lock.release()
+        if seats["left"] < 0:
+            raise DoubleBooking(f"seats left: {seats['left']}")
+
+    await asyncio.gather(book(0.0), book(0.05))
+
+
+@pytest.mark.agentsim(runs=60)
+async def test_racy(sim):
+    await book_last_seat(fixed=False)
+
+
+@pytest.mark.agentsim(runs=60)
+async def test_fixed(sim):
+    await book_last_seat(fixed=True)
+'''
+
+
+def test_a_race_fails_with_seed_minimal_timeline_and_replay_command(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_booking=RACE)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    output = result.stdout.str()
+    assert "DoubleBooking: seats left: -1" in output
+    assert re.search(r"seed \d+ \(strategy 'random'\) failed", output)
+    assert "minimal schedule:" in output and ">>" in output
+    command = re.search(r"replay: (pytest \S+ --agentsim-schedule=\S+)", output)
+    assert command is not None
+    assert command.group(1).startswith("pytest test_booking.py::test_racy --agentsim-schedule=")
+    # The printed command replays the failure...
+    schedule = command.group(1).split("=", 1)[1]
+    replayed = pytester.runpytest("test_booking.py::test_racy", f"--agentsim-schedule={schedule}")
+    replayed.assert_outcomes(failed=1)
+    assert "DoubleBooking" in replayed.stdout.str()
+    # ...and the failure database replays it first on the next run.
+    rerun = pytester.runpytest("test_booking.py::test_racy")
+    rerun.assert_outcomes(failed=1)
+    assert (pytester.path / ".agentsim" / "failures").is_dir()
+
+
+def test_replay_one_seed_and_strategy_options(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_booking=RACE)
+    passing = pytester.runpytest("test_booking.py::test_racy", "--agentsim-seed=0", "--agentsim-strategy=fifo", "--agentsim-db=none")
+    passing.assert_outcomes(passed=1)  # FIFO order does not show the race
+    assert not (pytester.path / ".agentsim").exists()
+    fifo = pytester.runpytest("test_booking.py", "--agentsim-strategy=fifo", "--agentsim-runs=5", "--agentsim-db=none")
+    fifo.assert_outcomes(passed=2)
+
+
+def test_sim_fixture_exposes_the_running_simulation(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio, pytest
+
+        SEEN = []
+
+        @pytest.mark.agentsim(runs=3, strategy="random", seed=10)
+        async def test_sees(sim):
+            assert sim.now == 0.0
+            await asyncio.sleep(2.5)
+            assert sim.now == 2.5
+            SEEN.append((sim.seed, sim.strategy, sim.backend))
+            assert len(sim.trace) > 0
+
+        def test_after():
+            assert [seed for seed, _, _ in SEEN] == [10, 11, 12]
+            assert {(strategy, backend) for _, strategy, backend in SEEN} == {("random", "asyncio")}
+        """
+    )
+    pytester.runpytest("--agentsim-db=none").assert_outcomes(passed=2)
+
+
+def test_check_determinism_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio, itertools, pytest
+
+        LEAK = itertools.count()
+
+        @pytest.mark.agentsim(runs=2)
+        async def test_leaky():
+            await asyncio.sleep(next(LEAK) * 0.1)
+        """
+    )
+    result = pytester.runpytest("--agentsim-check-determinism", "--agentsim-db=none")
+    result.assert_outcomes(failed=1)
+    assert "is not deterministic" in result.stdout.str()
+
+
+def test_works_with_anyio_and_pytest_trio_marks(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import anyio, pytest
+
+        BACKENDS = []
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request):
+            return request.param
+
+        @pytest.mark.anyio
+        @pytest.mark.agentsim(runs=2)
+        async def test_anyio(sim):
+            await anyio.sleep(1)
+            assert sim.now == 1.0
+            BACKENDS.append(("anyio", sim.backend))
+
+        @pytest.mark.trio
+        @pytest.mark.agentsim(runs=2)
+        async def test_trio(sim):
+            import trio
+            await trio.sleep(3)
+            assert trio.current_time() == 3.0
+            BACKENDS.append(("trio-mark", sim.backend))
+
+        def test_zz_backends():
+            assert sorted(set(BACKENDS)) == [("anyio", "asyncio"), ("anyio", "trio"), ("trio-mark", "trio")]
+        """
+    )
+    pytester.runpytest("--agentsim-db=none").assert_outcomes(passed=4)
+
+
+def test_a_sync_test_with_the_mark_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.agentsim
+        def test_sync():
+            pass
+        """
+    )
+    result = pytester.runpytest("--agentsim-db=none")
+    assert "needs an `async def` test" in result.stdout.str() + result.stderr.str()
+
+
+def test_xdist_shards_find_the_same_first_failure_as_a_serial_sweep(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_booking=RACE)
+    serial = pytester.runpytest("test_booking.py::test_racy", "--agentsim-db=none")
+    serial_seed = re.search(r"seed (\d+) \(strategy", serial.stdout.str())
+    assert serial_seed is not None
+    sharded = pytester.runpytest_subprocess("test_booking.py", "-n", "2", "--agentsim-db=none")
+    output = sharded.stdout.str()
+    outcomes = sharded.parseoutcomes()
+    assert outcomes["passed"] >= 2 and outcomes["failed"] >= 1  # test_fixed's two shards pass; test_racy's fail
+    assert "agentsim-shard0of2" in output or "agentsim-shard1of2" in output
+    seeds = [int(seed) for seed in re.findall(r"seed (\d+) \(strategy", output)]
+    assert min(seeds) == int(serial_seed.group(1))

@@ -1,0 +1,166 @@
+"""The ``agentsim`` command: explore, replay, timeline.
+
+    agentsim explore examples/races/interrupt_vs_tool.py::racy --runs 200 --strategy pct
+    agentsim replay examples/races/interrupt_vs_tool.py::racy --schedule 17:random
+    agentsim timeline .agentsim/traces/racy-17.json --last 40
+
+``PATH::NAME`` names an ``async def`` in a Python file that takes no
+arguments (or only ``sim``, the running simulation). ``explore`` shows a
+progress bar, prints each failure with its minimal timeline and the replay
+command, writes the failure's trace to ``.agentsim/traces/`` and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import timeline
+from .explore import explore, replay
+from .explore._database import DEFAULT_DIRECTORY
+
+
+class CommandError(Exception):
+    """A command-line mistake: the message says what to fix."""
+
+
+def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
+    """The async function named by ``PATH::NAME`` (and a display name)."""
+    path_text, separator, name = spec.partition("::")
+    if not separator or not name:
+        raise CommandError(f"{spec!r}: give PATH::NAME, e.g. examples/races/booking.py::racy")
+    path = Path(path_text)
+    if not path.is_file():
+        raise CommandError(f"{path_text!r} is not a file")
+    sys.path.insert(0, str(path.resolve().parent))
+    module_name = f"agentsim_target_{path.stem}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    module_spec.loader.exec_module(module)
+    function = getattr(module, name, None)
+    if function is None or not inspect.iscoroutinefunction(function):
+        raise CommandError(f"{path_text} has no `async def {name}`")
+    parameters = inspect.signature(function).parameters
+    required = [name for name, parameter in parameters.items() if parameter.default is inspect.Parameter.empty and name != "sim"]
+    if required:
+        raise CommandError(f"`{name}` needs {required}; the command line can only call functions without required arguments (or with `sim`)")
+    if "sim" in parameters:
+        from .pytest_plugin import SimulationView
+
+        view = SimulationView()
+
+        async def with_sim() -> Any:
+            return await function(sim=view)
+
+        with_sim.__qualname__ = function.__qualname__
+        return with_sim, spec
+    return function, spec
+
+
+def _explore(options: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    function, spec = load_target(options.target)
+    console = Console()
+    with Progress(TextColumn("exploring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("runs", total=options.runs)
+        report = explore(
+            function,
+            runs=options.runs,
+            strategy=options.strategy,
+            seed=options.seed,
+            backend=options.backend,
+            check_determinism=options.check_determinism,
+            shrink_failures=not options.no_shrink,
+            database=None if options.db.lower() == "none" else options.db,
+            key=spec,
+            repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
+            progress=lambda done, total: bar.update(task, completed=done),
+        )
+    console.print(report.format(), markup=False, highlight=False, soft_wrap=True)
+    traces = Path(options.db if options.db.lower() != "none" else DEFAULT_DIRECTORY) / "traces"
+    for failure in report.failures:
+        traces.mkdir(parents=True, exist_ok=True)
+        target = traces / f"{spec.split('::')[1]}-{failure.seed}.json"
+        timeline.export(failure.trace, target, metadata={"schedule": failure.schedule.encode(), "repro": failure.repro})
+        console.print(f"trace: {target}  (open in ui.perfetto.dev, or: agentsim timeline {target})", markup=False, highlight=False, soft_wrap=True)
+    return 0 if report.ok else 1
+
+
+def _replay(options: argparse.Namespace) -> int:
+    function, spec = load_target(options.target)
+    result = replay(function, seed=options.seed, strategy=options.strategy, schedule=options.schedule, backend=options.backend)
+    print(timeline.render(result.trace, last=options.last))
+    if options.export:
+        timeline.export(result.trace, options.export)
+        print(f"trace: {options.export}")
+    if result.exception is not None:
+        print(f"\n{spec} failed at virtual time {result.end_time:.3f}s: {type(result.exception).__name__}: {result.exception}")
+        return 1
+    print(f"\n{spec} passed (virtual time {result.end_time:.3f}s, digest {result.trace.digest()})")
+    return 0
+
+
+def _timeline(options: argparse.Namespace) -> int:
+    if not Path(options.trace).is_file():
+        raise CommandError(f"{options.trace!r} is not a file")
+    events = timeline.load(options.trace)
+    print(timeline.render(events, last=options.last, kinds=options.kinds.split(",") if options.kinds else None))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentsim", description="Find, shrink and replay timing bugs in async agent code.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add_backend(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+
+    explore_command = commands.add_parser("explore", help="sweep seeds for a failing schedule")
+    explore_command.add_argument("target", help="PATH::NAME of an async function")
+    explore_command.add_argument("--runs", type=int, default=200)
+    explore_command.add_argument("--strategy", default="random", choices=["fifo", "random", "pct"])
+    explore_command.add_argument("--seed", type=int, default=0, help="first seed of the sweep")
+    explore_command.add_argument("--check-determinism", action="store_true")
+    explore_command.add_argument("--no-shrink", action="store_true")
+    explore_command.add_argument("--db", default=DEFAULT_DIRECTORY, help="failure database directory ('none' to disable)")
+    add_backend(explore_command)
+    explore_command.set_defaults(handler=_explore)
+
+    replay_command = commands.add_parser("replay", help="replay one schedule exactly and show its timeline")
+    replay_command.add_argument("target", help="PATH::NAME of an async function")
+    replay_command.add_argument("--seed", type=int, default=0)
+    replay_command.add_argument("--strategy", default="random", choices=["fifo", "random", "pct"])
+    replay_command.add_argument("--schedule", default=None, help="a schedule from a failure report")
+    replay_command.add_argument("--last", type=int, default=40, help="timeline lines to show")
+    replay_command.add_argument("--export", default=None, help="also write the trace as Perfetto JSON here")
+    add_backend(replay_command)
+    replay_command.set_defaults(handler=_replay)
+
+    timeline_command = commands.add_parser("timeline", help="render an exported trace as text")
+    timeline_command.add_argument("trace", help="a trace JSON file")
+    timeline_command.add_argument("--last", type=int, default=None)
+    timeline_command.add_argument("--kinds", default=None, help="comma-separated event kinds to show")
+    timeline_command.set_defaults(handler=_timeline)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    try:
+        return int(options.handler(options))
+    except CommandError as error:
+        print(f"agentsim: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

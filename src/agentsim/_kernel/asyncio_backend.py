@@ -34,7 +34,8 @@ class AsyncioBackend(Backend):
                 outcome.exception = exc
             outcome.leftover_tasks = _cancel_leftovers(core, loop, main)
             loop.on_idle = loop.stop
-            loop.run_until_complete(loop.create_task(loop.shutdown_asyncgens(), name="agentsim:shutdown_asyncgens"))
+            if loop._asyncgens:  # type: ignore[attr-defined]  # only then: keeps the timeline clean
+                loop.run_until_complete(loop.create_task(loop.shutdown_asyncgens(), name="agentsim:shutdown_asyncgens"))
         finally:
             _abandon_stuck_tasks(loop)
             loop.close()

@@ -1,0 +1,86 @@
+"""Timelines: traces as Chrome/Perfetto trace-event JSON, and as text in virtual ms.
+
+``export(trace, path)`` writes the Trace Event Format that ``ui.perfetto.dev``
+and ``chrome://tracing`` open: one track per task (a span from spawn to exit,
+an instant per step), and instants for timers, choices, cancellations and
+everything doubles record (sends, emits, drops, model and TTS calls …).
+Timestamps are virtual microseconds. ``render`` turns such a file (or a
+trace) back into a readable text timeline in virtual milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._kernel.trace import Trace, TraceEvent
+
+PROCESS_ID = 1
+_SPAN_KINDS = {"spawn": "B", "exit": "E"}
+
+
+def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
+    """Trace Event Format records for ``events`` (one thread track per task)."""
+    tracks: dict[str, int] = {}
+    records: list[dict[str, Any]] = []
+
+    def track(label: str) -> int:
+        name = label or "(scheduler)"
+        if name not in tracks:
+            tracks[name] = len(tracks) + 1
+            records.append({"ph": "M", "name": "thread_name", "pid": PROCESS_ID, "tid": tracks[name], "args": {"name": name}})
+        return tracks[name]
+
+    records.append({"ph": "M", "name": "process_name", "pid": PROCESS_ID, "args": {"name": "agentsim (virtual time)"}})
+    for event in events:
+        tid = track(event.task)
+        base = {"pid": PROCESS_ID, "tid": tid, "ts": event.ticks / 1000, "cat": event.kind}
+        phase = _SPAN_KINDS.get(event.kind)
+        if phase is not None:
+            records.append({**base, "ph": phase, "name": event.task or "task", "args": {"detail": event.detail, "index": event.index}})
+        else:
+            records.append({**base, "ph": "i", "s": "t", "name": event.kind, "args": {"detail": event.detail, "index": event.index}})
+    return records
+
+
+def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> None:
+    """Write ``trace`` as Chrome/Perfetto trace-event JSON to ``path``."""
+    document = {
+        "traceEvents": to_trace_events(trace.events),
+        "displayTimeUnit": "ms",
+        "otherData": {"digest": trace.digest(), "events": len(trace), "dropped": trace.dropped, **(metadata or {})},
+    }
+    with open(path, "w") as file:
+        json.dump(document, file)
+
+
+def load(path: str | os.PathLike[str]) -> list[TraceEvent]:
+    """Events back from a file written by :func:`export`."""
+    with open(path) as file:
+        document = json.load(file)
+    names = {record["tid"]: record["args"]["name"] for record in document["traceEvents"] if record.get("name") == "thread_name"}
+    events: list[TraceEvent] = []
+    for record in document["traceEvents"]:
+        if record["ph"] == "M":
+            continue
+        task = names.get(record["tid"], "")
+        args = record.get("args", {})
+        events.append(TraceEvent(args.get("index", len(events)), round(record["ts"] * 1000), record["cat"], "" if task == "(scheduler)" else task, args.get("detail", "")))
+    return events
+
+
+def render(source: Trace | Sequence[TraceEvent], *, last: int | None = None, kinds: Iterable[str] | None = None) -> str:
+    """A text timeline in virtual milliseconds (optionally the ``last`` events, or some ``kinds``)."""
+    events = source.events if isinstance(source, Trace) else list(source)
+    if kinds is not None:
+        wanted = set(kinds)
+        events = [event for event in events if event.kind in wanted]
+    if last is not None:
+        events = events[-last:]
+    width = max((len(event.task) for event in events), default=4)
+    lines = [f"{'virtual ms':>12}  {'task':<{width}}  {'what':<8} detail"]
+    for event in events:
+        lines.append(f"{event.ticks / 1_000_000:>12.3f}  {event.task:<{width}}  {event.kind:<8} {event.detail}")
+    return "\n".join(lines)

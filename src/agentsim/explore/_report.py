@@ -29,13 +29,30 @@ class MinimalSchedule:
     def deviations(self) -> dict[int, int]:
         return dict(self.schedule.deviations or {})
 
-    def timeline(self, last: int = 30) -> str:
-        """The end of the minimal run in virtual milliseconds, deviations marked."""
-        lines = []
-        for event in self.trace.events[-last:]:
+    def timeline(self, window: int = 24) -> str:
+        """The minimal run up to where it failed, in virtual ms; '>>' marks deviations.
+
+        Task steps and timer firings are left out and runs of alike events
+        (audio chunks) are folded into one line, so the window shows what
+        happened: choices, sends, emits, cancellations, exits.
+        """
+        events = self.trace.events
+        failed_at = next((i for i, e in enumerate(events) if e.kind == "exit" and e.detail.startswith("raised")), len(events) - 1)
+        lines: list[str] = []
+        previous_key = None
+        repeats = 0
+        for event in events[: failed_at + 1]:
+            if event.kind in ("step", "timer"):  # the choice lines say which timer fired when it mattered
+                continue
+            key = (event.kind, event.task, event.detail.split(" ", 1)[0])
+            if key == previous_key and event.kind in ("emit", "send"):
+                repeats += 1
+                lines[-1] = f"{lines[-1].split('  (x')[0]}  (x{repeats + 1}, until {event.ticks / 1_000_000:.3f} ms)"
+                continue
+            previous_key, repeats = key, 0
             marker = ">>" if event.kind == "choice" and "(fifo" in event.detail else "  "
             lines.append(f"{marker} {event.format()}")
-        return "\n".join(lines)
+        return "\n".join(lines[-window:])
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,11 @@ class ScriptedRealtimeTransport(RealtimeModel):
         """
         return await self._script.expect(normalize_kind(kind), matcher)
 
+    async def next_call(self, matcher: Callable[[RealtimeCall], Any] | None = None) -> RealtimeCall:
+        """The next call in order, whatever its kind — for scenarios that react to
+        what the application does (``while (call := await ctx.next_call()).kind != "close"``)."""
+        return await self._script.expect(None, matcher)
+
     def fail_next_call(self, kind: object, error: BaseException) -> None:
         """Make the next call of ``kind`` raise ``error`` (it is still recorded
         and matched). Several failures for one kind are used in order."""
@@ -464,6 +469,7 @@ class RealtimeScenarioContext:
     def __init__(self, transport: ScriptedRealtimeTransport) -> None:
         self.transport = transport
         self.expect_call = transport.expect_call
+        self.next_call = transport.next_call
         self.emit = transport.emit
         self.emit_nowait = transport.emit_nowait
         self.emit_at = transport.emit_at

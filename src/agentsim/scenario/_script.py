@@ -76,7 +76,7 @@ class Notifier:
 
 @dataclass
 class _Waiter(Generic[C]):
-    kind: str
+    kind: str | None
     matcher: Matcher | None
     since: float
     event: anyio.Event = field(default_factory=anyio.Event)
@@ -87,7 +87,7 @@ class _Waiter(Generic[C]):
         name = None
         if self.matcher is not None:
             name = getattr(self.matcher, "__qualname__", None) or type(self.matcher).__name__
-        return PendingExpectation(self.kind, self.since, name)
+        return PendingExpectation(self.kind or "any", self.since, name)
 
 
 def _now() -> float:
@@ -136,7 +136,8 @@ class CallScript(Generic[C]):
     def fail_next(self, kind: str, error: BaseException) -> None:
         self._failures.setdefault(kind, deque()).append(error)
 
-    async def expect(self, kind: str, matcher: Matcher | None = None) -> C:
+    async def expect(self, kind: str | None, matcher: Matcher | None = None) -> C:
+        """The next call in order; ``kind`` None accepts any kind."""
         waiter: _Waiter[C] = _Waiter(kind, matcher, _now())
         self._waiters.append(waiter)
         self._dispatch()
@@ -164,7 +165,7 @@ class CallScript(Generic[C]):
         while self._waiters and self._unconsumed:
             waiter, call = self._waiters[0], self._unconsumed[0]
             self._waiters.popleft()
-            if call.kind != waiter.kind:
+            if waiter.kind is not None and call.kind != waiter.kind:
                 waiter.error = self.errors.unexpected(call.index, waiter.kind, call.kind, call)
             else:
                 self._unconsumed.popleft()

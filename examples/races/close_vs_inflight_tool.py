@@ -1,0 +1,87 @@
+"""Race: the session closes while a tool call is finishing.
+
+The user asks to book a table; the ``book_table`` tool takes 3 s and writes
+the booking. The user hangs up at 3.0 s, the instant the tool returns. If
+the close wins, the SDK cancels the tool task after the booking was written
+but before its output went out: the restaurant has a booking the user was
+never told about.
+
+``racy``: closes on hang-up. ``fixed``: on hang-up, waits for tools in
+flight to finish and report (``tool_end``) before closing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agents import function_tool
+from agents.realtime import RealtimeAgent, RealtimeRunner
+from agents.realtime.model_events import RealtimeModelToolCallEvent
+
+from agentsim.realtime import ScriptedRealtimeTransport, turn_started
+
+TOOL_SECONDS = 3.0
+HANG_UP_AT = 3.0
+
+
+class UnconfirmedBooking(Exception):
+    """A booking was written but its confirmation never reached the model."""
+
+
+async def _call(graceful: bool) -> None:
+    bookings: list[str] = []
+
+    @function_tool
+    async def book_table(restaurant: str) -> str:
+        """Book a table."""
+        await asyncio.sleep(TOOL_SECONDS)
+        bookings.append(restaurant)
+        return f"Booked {restaurant} for 8pm."
+
+    transport = ScriptedRealtimeTransport()
+    agent = RealtimeAgent(name="Concierge", tools=[book_table])
+    runner = RealtimeRunner(agent, model=transport, config={"tracing_disabled": True})
+
+    async def server(ctx: Any) -> None:
+        await ctx.expect_call("connect")
+        await ctx.emit(
+            turn_started("r1"),
+            RealtimeModelToolCallEvent(name="book_table", call_id="call_1", arguments='{"restaurant": "Noma"}'),
+        )
+
+    async def app() -> None:
+        async with await runner.run() as session:
+            tools_in_flight: set[str] = set()
+            idle = asyncio.Event()
+            idle.set()
+
+            async def listen() -> None:
+                async for event in session:
+                    if event.type == "tool_start":
+                        tools_in_flight.add(event.tool.name)
+                        idle.clear()
+                    elif event.type == "tool_end":
+                        tools_in_flight.discard(event.tool.name)
+                        if not tools_in_flight:
+                            idle.set()
+
+            listener = asyncio.create_task(listen(), name="listener")
+            await asyncio.sleep(HANG_UP_AT)  # the user hangs up
+            if graceful:
+                await asyncio.sleep(0)
+                await idle.wait()
+            listener.cancel()
+
+    await transport.run_scenario(scenario=server, exercise=app)
+    confirmed = [call for call in transport.calls if call.kind == "tool_output"]
+    if len(bookings) != len(confirmed):
+        raise UnconfirmedBooking(f"{len(bookings)} booking(s) written, {len(confirmed)} confirmed to the model")
+
+
+async def racy() -> None:
+    await _call(graceful=False)
+
+
+async def fixed() -> None:
+    await _call(graceful=True)

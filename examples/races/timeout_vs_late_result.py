@@ -1,0 +1,62 @@
+"""Race: a tool timeout fires a hair before the late result, and a seat leaks.
+
+An agent books a seat with a tool: it reserves the seat, calls the airline
+(0.6-1.4 s), then confirms. The SDK gives the tool 1.0 s (``timeout=1.0``).
+When the airline is slow, the SDK cancels the tool mid-call: the racy tool
+never releases its reservation, so the seat stays blocked although the user
+was told the booking failed.
+
+``racy``: reserve, call, confirm. ``fixed``: releases the reservation when
+cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from agentsim.models import TimedModel, uniform
+from agentsim.timing import DelaySource
+
+
+class LeakedReservation(Exception):
+    """A seat is still reserved but neither confirmed nor released."""
+
+
+async def _book(release_on_cancel: bool) -> None:
+    reserved: set[str] = set()
+    confirmed: set[str] = set()
+    airline = DelaySource(uniform(0.6, 1.4), name="airline latency", stream="airline")
+
+    @function_tool(timeout=1.0)
+    async def book_seat(seat: str) -> str:
+        """Reserve and confirm a seat with the airline."""
+        reserved.add(seat)
+        try:
+            await asyncio.sleep(airline.seconds(0))  # the airline's API
+        except asyncio.CancelledError:
+            if release_on_cancel:
+                reserved.discard(seat)
+            raise
+        confirmed.add(seat)
+        return f"Seat {seat} confirmed."
+
+    model = TimedModel(
+        ScriptedModel([[function_call("book_seat", {"seat": "12A"}, call_id="c1")], [assistant_message("Done.")]]),
+        latency=uniform(0.2, 0.6),
+    )
+    agent = Agent(name="Travel agent", model=model, tools=[book_seat])
+    await Runner.run(agent, "Book me seat 12A", run_config=RunConfig(tracing_disabled=True))
+    leaked = reserved - confirmed
+    if leaked:
+        raise LeakedReservation(f"seat(s) {sorted(leaked)} reserved but never confirmed or released")
+
+
+async def racy() -> None:
+    await _book(release_on_cancel=False)
+
+
+async def fixed() -> None:
+    await _book(release_on_cancel=True)

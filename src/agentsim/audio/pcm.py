@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
@@ -11,11 +12,24 @@ import numpy.typing as npt
 DEFAULT_SAMPLE_RATE = 24_000
 
 
+@functools.lru_cache(maxsize=64)
 def tone(seconds: float, *, sample_rate: int = DEFAULT_SAMPLE_RATE, frequency: float = 220.0, amplitude: float = 0.2) -> npt.NDArray[np.int16]:
-    """A sine tone as int16 samples: recognisable, deterministic "speech"."""
+    """A sine tone as int16 samples: recognisable, deterministic "speech".
+
+    Cached (explorers replay the same utterance hundreds of times) and
+    therefore read-only.
+    """
     count = round(seconds * sample_rate)
     phase = 2 * np.pi * frequency * np.arange(count) / sample_rate
-    return (np.sin(phase) * amplitude * np.iinfo(np.int16).max).astype(np.int16)
+    samples = (np.sin(phase) * amplitude * np.iinfo(np.int16).max).astype(np.int16)
+    samples.flags.writeable = False
+    return samples
+
+
+@functools.lru_cache(maxsize=64)
+def tone_chunks(seconds: float, samples_per_chunk: int, sample_rate: int = DEFAULT_SAMPLE_RATE) -> tuple[bytes, ...]:
+    """:func:`tone` split into pcm16 chunks (cached likewise)."""
+    return tuple(chunks(tone(seconds, sample_rate=sample_rate), samples_per_chunk))
 
 
 def as_pcm16(samples: npt.ArrayLike) -> npt.NDArray[np.int16]:

@@ -102,7 +102,14 @@ class AudioStream:
         for name, value in (("sample_rate", sample_rate), ("chunk_ms", chunk_ms), ("pace", pace)):
             if not value > 0:
                 raise SimulationConfigError(name, value, "a positive number")
-        audio = pcm.tone(duration, sample_rate=sample_rate) if duration is not None else pcm.as_pcm16(samples)  # type: ignore[arg-type]
+        samples_per_chunk = max(1, round(sample_rate * chunk_ms / 1000))
+        if duration is not None:
+            self._chunks = list(pcm.tone_chunks(float(duration), samples_per_chunk, sample_rate))
+            total_samples = round(duration * sample_rate)
+        else:
+            audio = pcm.as_pcm16(samples)  # type: ignore[arg-type]
+            self._chunks = list(pcm.chunks(audio, samples_per_chunk))
+            total_samples = len(audio)
         self.item_id = item_id
         self.response_id = response_id
         self.content_index = content_index
@@ -110,12 +117,11 @@ class AudioStream:
         self.chunk_ms = chunk_ms
         self.pace = pace
         self.transcript = transcript
-        self.total_ms = len(audio) / sample_rate * 1000
+        self.total_ms = total_samples / sample_rate * 1000
         self.chunks_sent = 0
         self.sent_ms = 0.0
         self.interrupted = False
         self.finished = False
-        self._chunks = list(pcm.chunks(audio, max(1, round(sample_rate * chunk_ms / 1000))))
         self._deltas = _spread(transcript, len(self._chunks))
         self._turn_events = turn_events
         self._stop_on_interrupt = stop_on_interrupt

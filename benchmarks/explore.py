@@ -1,0 +1,123 @@
+"""How fast the explorer finds the example races, and how fast it runs.
+
+For each program in ``examples/races/``:
+
+* runs to first failure per strategy (fifo, random, pct), over 20 base seeds
+  (a sweep of at most ``--cap`` runs starting at ``base * 1000``): median and
+  max; "-" when a sweep found nothing;
+* false alarms on the fixed twin (``--cap`` runs per strategy): must be 0;
+* runs per second on one core (a sweep of the fixed twin);
+
+and, on one realtime example, the same sweep split over 2 pytest-xdist
+workers next to a serial run: the scaling from one core to two.
+
+    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick]
+
+Targets (issue 5): median <= 50 runs to find; >= 300 runs/s/core on a
+real-SDK realtime scenario. Nothing is asserted: this is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RACES = ROOT / "examples" / "races"
+sys.path.insert(0, str(RACES))
+
+import agentsim  # noqa: E402
+
+REALTIME_EXAMPLES = ("stale_audio_after_barge_in", "close_vs_inflight_tool", "duplicate_guardrail_trips")
+
+
+def runs_to_first_failure(function: Any, strategy: str, base: int, cap: int) -> int | None:
+    report = agentsim.explore(function, runs=cap, seed=base * 1000, strategy=strategy, shrink_failures=False, database=None)
+    return report.runs_executed if report.failures else None
+
+
+def runs_per_second(function: Any, runs: int) -> float:
+    agentsim.explore(function, runs=3, database=None)  # warm caches
+    start = time.perf_counter()
+    report = agentsim.explore(function, runs=runs, database=None)
+    elapsed = time.perf_counter() - start
+    return report.runs_executed / elapsed
+
+
+def xdist_scaling(name: str, runs: int) -> tuple[float, float]:
+    """Wall seconds of one agentsim-marked test swept serially and over 2 workers."""
+    with tempfile.TemporaryDirectory() as directory:
+        test_file = Path(directory) / "test_sweep.py"
+        test_file.write_text(
+            textwrap.dedent(
+                f"""
+                import sys
+                sys.path.insert(0, {str(RACES)!r})
+                import pytest
+                import {name} as example
+
+                @pytest.mark.agentsim(runs={runs})
+                async def test_sweep():
+                    await example.fixed()
+                """
+            )
+        )
+        (Path(directory) / "pytest.ini").write_text("[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n")
+        timings = []
+        for extra in (["-p", "no:xdist"], ["-n", "2"]):
+            start = time.perf_counter()
+            completed = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "--agentsim-db=none", str(test_file), *extra],
+                cwd=directory, capture_output=True, text=True, check=False,
+            )
+            timings.append(time.perf_counter() - start)
+            if completed.returncode != 0:
+                raise RuntimeError(completed.stdout + completed.stderr)
+        return timings[0], timings[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cap", type=int, default=200, help="runs per sweep before giving up")
+    parser.add_argument("--seeds", type=int, default=20, help="base seeds per strategy")
+    parser.add_argument("--quick", action="store_true", help="5 base seeds, 100-run sweeps")
+    options = parser.parse_args()
+    if options.quick:
+        options.cap, options.seeds = 100, 5
+    names = sorted(path.stem for path in RACES.glob("*.py") if not path.stem.startswith("_"))
+
+    print(f"runs to first failure over {options.seeds} base seeds (cap {options.cap}); false alarms on the fixed twin")
+    print(f"{'example':<30}{'strategy':<9}{'median':>8}{'max':>6}{'found':>8}{'false alarms':>14}")
+    speeds = {}
+    for name in names:
+        example = importlib.import_module(name)
+        for strategy in ("fifo", "random", "pct"):
+            found = [runs_to_first_failure(example.racy, strategy, base, options.cap) for base in range(options.seeds)]
+            hits = [runs for runs in found if runs is not None]
+            median = f"{statistics.median(hits):.0f}" if hits else "-"
+            worst = f"{max(hits)}" if hits else "-"
+            false_alarms = len(agentsim.explore(example.fixed, runs=options.cap, strategy=strategy, database=None).failures)
+            print(f"{name:<30}{strategy:<9}{median:>8}{worst:>6}{len(hits):>5}/{options.seeds:<2}{false_alarms:>14}")
+        speeds[name] = runs_per_second(example.fixed, options.cap * 2)
+
+    print("\nruns per second on one core (fixed twin, random strategy)")
+    for name, speed in speeds.items():
+        kind = "real SDK, realtime" if name in REALTIME_EXAMPLES else "real SDK, Runner" if name == "timeout_vs_late_result" else "asyncio"
+        print(f"{name:<30}{speed:>8.0f} runs/s   ({kind})")
+
+    runs = 800 if options.quick else 4000
+    serial, parallel = xdist_scaling("close_vs_inflight_tool", runs)
+    print(f"\npytest-xdist, {runs} runs of close_vs_inflight_tool.fixed in one test (process start-up included):")
+    print(f"  serial {serial:.2f} s, 2 workers {parallel:.2f} s: x{serial / parallel:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -176,7 +176,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     config = item.config
 
     async def test_body() -> None:
-        await function(**{name: value for name, value in arguments.items() if name != _SHARD_FIXTURE})
+        await function(**arguments)
 
     test_body.__qualname__ = function.__qualname__
     backend = _backend(item, marked)
@@ -198,7 +198,8 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     runs = config.getoption("agentsim_runs") or marked.get("runs") or DEFAULT_RUNS
     seed = marked.get("seed", 0)
     seeds = None
-    shard = arguments.get(_SHARD_FIXTURE)
+    callspec = getattr(item, "callspec", None)
+    shard = callspec.params.get(_SHARD_FIXTURE) if callspec is not None else None
     if shard is not None:
         index, count = shard
         seeds = range(seed + index, seed + runs, count)

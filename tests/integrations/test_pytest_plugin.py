@@ -176,6 +176,29 @@ def test_a_sync_test_with_the_mark_is_a_usage_error(pytester: pytest.Pytester) -
     assert "needs an `async def` test" in result.stdout.str() + result.stderr.str()
 
 
+def test_xdist_shards_split_the_seeds_of_one_test(pytester: pytest.Pytester) -> None:
+    log = pytester.path / "seeds.log"
+    pytester.makepyfile(
+        test_seeds=f"""
+        import os, pytest
+
+        @pytest.mark.agentsim(runs=30, seed=100)
+        async def test_record(sim):
+            with open({str(log)!r}, "a") as file:
+                file.write(f"{{os.getpid()}} {{sim.seed}}\\n")
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "--agentsim-db=none")
+    result.assert_outcomes(passed=2)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    seeds = [int(seed) for _, seed in lines]
+    assert sorted(seeds) == list(range(100, 130))  # every seed once, none twice
+    by_worker: dict[str, list[int]] = {}
+    for pid, seed in lines:
+        by_worker.setdefault(pid, []).append(int(seed))
+    assert len(by_worker) == 2 and all(len(worker_seeds) == 15 for worker_seeds in by_worker.values())
+
+
 def test_xdist_shards_find_the_same_first_failure_as_a_serial_sweep(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_booking=RACE)
     serial = pytester.runpytest("test_booking.py::test_racy", "--agentsim-db=none")

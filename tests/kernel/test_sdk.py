@@ -260,37 +260,10 @@ def test_tool_finishing_exactly_at_its_timeout_is_a_real_race(strategy: str) -> 
 
 
 def test_sandbox_shell_output_has_no_wall_time_or_random_ids() -> None:
-    from agents.sandbox import ExecResult, SandboxAgent
-    from agents.sandbox.capabilities import Shell
-    from agents.testing import scripted_sandbox_session
+    from tests.sdk.test_seed002_recipes import run_sandbox_workflow
 
     async def main() -> str:
-        sandbox = scripted_sandbox_session(
-            [
-                {
-                    "method": "exec",
-                    "match": lambda call: call.args == ("pwd",),
-                    "result": ExecResult(stdout=b"/workspace\n", stderr=b"", exit_code=0),
-                }
-            ]
-        )
-        model = ScriptedModel(
-            [
-                [function_call("exec_command", {"cmd": "pwd"}, call_id="call_1")],
-                [assistant_message("The workspace is /workspace.")],
-            ]
-        )
-        agent = SandboxAgent(name="Workspace assistant", model=model, capabilities=[Shell()])
-        async with sandbox:
-            result = await Runner.run(
-                agent,
-                "Which directory are you in?",
-                run_config=RunConfig(sandbox={"session": sandbox}, tracing_disabled=True),
-            )
-        assert result.final_output == "The workspace is /workspace."
-        sandbox.assert_complete()
-        model.assert_complete()
-        return _tool_output(model)
+        return _tool_output(await run_sandbox_workflow())
 
     first = agentsim.run(main, seed=1)
     assert "Wall time: 0.0000 seconds" in first

@@ -175,8 +175,8 @@ async def recipe_drift_detection() -> None:
     assert unconsumed.value.remaining_steps == 1
 
 
-@recipe
-async def recipe_sandbox_workflow() -> None:
+async def run_sandbox_workflow() -> ScriptedModel:
+    """The guide's sandbox recipe; returns the model (its last call holds the shell output)."""
     sandbox = scripted_sandbox_session(
         [
             {
@@ -203,6 +203,12 @@ async def recipe_sandbox_workflow() -> None:
     assert [call.method for call in sandbox.calls] == ["exec"]
     sandbox.assert_complete()
     model.assert_complete()
+    return model
+
+
+@recipe
+async def recipe_sandbox_workflow() -> None:
+    await run_sandbox_workflow()
 
 
 @recipe

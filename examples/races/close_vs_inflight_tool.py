@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agents import function_tool
+from agents import RunContextWrapper, function_tool
 from agents.realtime import RealtimeAgent, RealtimeRunner
 from agents.realtime.model_events import RealtimeModelToolCallEvent
 
@@ -29,19 +29,21 @@ class UnconfirmedBooking(Exception):
     """A booking was written but its confirmation never reached the model."""
 
 
+@function_tool
+async def book_table(ctx: RunContextWrapper[list[str]], restaurant: str) -> str:
+    """Book a table."""
+    await asyncio.sleep(TOOL_SECONDS)
+    ctx.context.append(restaurant)  # the booking is written
+    return f"Booked {restaurant} for 8pm."
+
+
+AGENT = RealtimeAgent(name="Concierge", tools=[book_table])
+
+
 async def _call(graceful: bool) -> None:
     bookings: list[str] = []
-
-    @function_tool
-    async def book_table(restaurant: str) -> str:
-        """Book a table."""
-        await asyncio.sleep(TOOL_SECONDS)
-        bookings.append(restaurant)
-        return f"Booked {restaurant} for 8pm."
-
     transport = ScriptedRealtimeTransport()
-    agent = RealtimeAgent(name="Concierge", tools=[book_table])
-    runner = RealtimeRunner(agent, model=transport, config={"tracing_disabled": True})
+    runner = RealtimeRunner(AGENT, model=transport, config={"tracing_disabled": True})
 
     async def server(ctx: Any) -> None:
         await ctx.expect_call("connect")
@@ -51,7 +53,7 @@ async def _call(graceful: bool) -> None:
         )
 
     async def app() -> None:
-        async with await runner.run() as session:
+        async with await runner.run(context=bookings) as session:
             tools_in_flight: set[str] = set()
             idle = asyncio.Event()
             idle.set()

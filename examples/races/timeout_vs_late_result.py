@@ -13,8 +13,9 @@ cancelled.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 
-from agents import Agent, RunConfig, Runner, function_tool
+from agents import Agent, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from agentsim.models import TimedModel, uniform
@@ -25,31 +26,38 @@ class LeakedReservation(Exception):
     """A seat is still reserved but neither confirmed nor released."""
 
 
+@dataclass
+class Bookings:
+    release_on_cancel: bool
+    reserved: set[str] = field(default_factory=set)
+    confirmed: set[str] = field(default_factory=set)
+    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.6, 1.4), name="airline latency", stream="airline"))
+
+
+@function_tool(timeout=1.0)
+async def book_seat(ctx: RunContextWrapper[Bookings], seat: str) -> str:
+    """Reserve and confirm a seat with the airline."""
+    bookings = ctx.context
+    bookings.reserved.add(seat)
+    try:
+        await asyncio.sleep(bookings.airline.seconds(0))  # the airline's API
+    except asyncio.CancelledError:
+        if bookings.release_on_cancel:
+            bookings.reserved.discard(seat)
+        raise
+    bookings.confirmed.add(seat)
+    return f"Seat {seat} confirmed."
+
+
 async def _book(release_on_cancel: bool) -> None:
-    reserved: set[str] = set()
-    confirmed: set[str] = set()
-    airline = DelaySource(uniform(0.6, 1.4), name="airline latency", stream="airline")
-
-    @function_tool(timeout=1.0)
-    async def book_seat(seat: str) -> str:
-        """Reserve and confirm a seat with the airline."""
-        reserved.add(seat)
-        try:
-            await asyncio.sleep(airline.seconds(0))  # the airline's API
-        except asyncio.CancelledError:
-            if release_on_cancel:
-                reserved.discard(seat)
-            raise
-        confirmed.add(seat)
-        return f"Seat {seat} confirmed."
-
+    bookings = Bookings(release_on_cancel)
     model = TimedModel(
         ScriptedModel([[function_call("book_seat", {"seat": "12A"}, call_id="c1")], [assistant_message("Done.")]]),
         latency=uniform(0.2, 0.6),
     )
     agent = Agent(name="Travel agent", model=model, tools=[book_seat])
-    await Runner.run(agent, "Book me seat 12A", run_config=RunConfig(tracing_disabled=True))
-    leaked = reserved - confirmed
+    await Runner.run(agent, "Book me seat 12A", context=bookings, run_config=RunConfig(tracing_disabled=True))
+    leaked = bookings.reserved - bookings.confirmed
     if leaked:
         raise LeakedReservation(f"seat(s) {sorted(leaked)} reserved but never confirmed or released")
 

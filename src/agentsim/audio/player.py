@@ -1,0 +1,202 @@
+"""A simulated audio player: the second clock of a voice call, audio actually heard.
+
+Virtual wall time runs on its own; what the caller has *heard* lags behind
+what the client received (network delay to the device, a jitter buffer that
+fills before playback starts) and stops short when an interruption flushes
+the buffer. Truncation is only correct if it is measured on this second
+clock, so the player reports what it played to the SDK's own
+``RealtimePlaybackTracker``, which the real adapter reads when it interrupts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from agents.realtime.model import RealtimePlaybackTracker
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from ..timing import DelaySource, DelaySpec
+
+#: pcm16 mono at 24 kHz, the Realtime API's default format: 48 bytes per ms.
+BYTES_PER_MS = 48.0
+
+
+@dataclass
+class _Chunk:
+    item_id: str
+    content_index: int
+    ms: float
+
+
+class SimulatedPlayer:
+    """Plays assistant audio at real rate on the virtual clock.
+
+    Feed it the session's events (``on_event`` takes ``audio``,
+    ``audio_interrupted`` and ``audio_end``, from the session or the model;
+    everything else is ignored). Each chunk reaches the device
+    ``network_delay`` after the client got it (a delay spec; jitter is seeded
+    and never reorders chunks); playback starts once ``jitter_buffer_ms`` of
+    audio is buffered or the item's audio ended, and restarts the same way
+    after an underrun. Every fully played chunk is reported to
+    :attr:`tracker`; ``audio_interrupted`` flushes the buffer and stops::
+
+        player = SimulatedPlayer(network_delay=0.04, jitter_buffer_ms=80)
+        session = await runner.run(model_config={"playback_tracker": player.tracker})
+        async for event in session:
+            player.on_event(event)
+        assert truncated_at <= player.played_ms(item_id)
+    """
+
+    def __init__(self, *, network_delay: DelaySpec = 0.0, jitter_buffer_ms: float = 0.0, tracker: RealtimePlaybackTracker | None = None) -> None:
+        if not jitter_buffer_ms >= 0:
+            raise SimulationConfigError("jitter_buffer_ms", jitter_buffer_ms, "a number of milliseconds >= 0")
+        self._network = DelaySource(network_delay, name="network_delay", stream="player:network")
+        self.jitter_buffer_ms = jitter_buffer_ms
+        #: The SDK's tracker this player reports to; pass it as ``model_config["playback_tracker"]``.
+        self.tracker = tracker if tracker is not None else RealtimePlaybackTracker()
+        self._buffer: deque[_Chunk] = deque()
+        self._ended: set[str] = set()
+        self._arrivals = 0
+        self._arrival_free_at = 0.0
+        self._pending_arrivals: set[asyncio.TimerHandle] = set()
+        self._playing: _Chunk | None = None
+        self._playing_since = 0.0
+        self._playing_handle: asyncio.TimerHandle | None = None
+        self._played: dict[str, float] = {}
+        self._generation = 0  # bumped by interruptions: late arrivals of flushed audio are dropped
+        #: Total milliseconds of audio heard.
+        self.heard_ms = 0.0
+        #: Items whose playback an interruption cut short.
+        self.interrupted: list[str] = []
+
+    # -- inspection -----------------------------------------------------------
+
+    def played_ms(self, item_id: str) -> float:
+        """Milliseconds of ``item_id`` the caller has heard so far (including
+        the part of the chunk playing now)."""
+        played = self._played.get(item_id, 0.0)
+        chunk = self._playing
+        if chunk is not None and chunk.item_id == item_id:
+            played += min(chunk.ms, (asyncio.get_running_loop().time() - self._playing_since) * 1000)
+        return played
+
+    @property
+    def buffered_ms(self) -> float:
+        """Audio that reached the device and waits to be played."""
+        return sum(chunk.ms for chunk in self._buffer)
+
+    @property
+    def playing(self) -> bool:
+        return self._playing is not None
+
+    # -- input -------------------------------------------------------------------
+
+    def on_event(self, event: Any) -> None:
+        """Take one session (or model) event; non-audio events are ignored."""
+        kind = getattr(event, "type", None)
+        if kind == "audio":
+            data = event.audio.data if hasattr(event, "audio") else event.data
+            self.receive(event.item_id, event.content_index, len(data) / BYTES_PER_MS)
+        elif kind == "audio_interrupted":
+            self.interrupt()
+        elif kind == "audio_end":
+            self._deliver_later(lambda generation: self._end_of_item(event.item_id, generation))
+
+    def receive(self, item_id: str, content_index: int, ms: float) -> None:
+        """Audio of ``ms`` milliseconds for ``item_id`` left the client toward the device."""
+        chunk = _Chunk(item_id, content_index, ms)
+        self._deliver_later(lambda generation: self._arrive(chunk, generation))
+
+    def interrupt(self) -> None:
+        """Stop now and flush everything buffered or still in flight."""
+        self._generation += 1
+        chunk = self._playing
+        if chunk is not None:
+            heard = min(chunk.ms, (asyncio.get_running_loop().time() - self._playing_since) * 1000)
+            self._account(chunk.item_id, heard)  # heard, but a partial chunk is not reported as played
+            if self._playing_handle is not None:
+                self._playing_handle.cancel()
+            self._playing = None
+            self.interrupted.append(chunk.item_id)
+            self._record("interrupted", chunk.item_id)
+        self._buffer.clear()
+
+    def close(self) -> None:
+        """Stop playing and drop what is in flight (no timers left behind)."""
+        self.interrupt()
+        for handle in self._pending_arrivals:
+            handle.cancel()
+        self._pending_arrivals.clear()
+
+    # -- the device -----------------------------------------------------------------
+
+    def _deliver_later(self, action: Any) -> None:
+        loop = asyncio.get_running_loop()
+        arrive = max(loop.time() + self._network.seconds(self._arrivals), self._arrival_free_at)
+        self._arrivals += 1
+        self._arrival_free_at = arrive
+        generation = self._generation
+        handle: asyncio.TimerHandle
+
+        def fire() -> None:
+            self._pending_arrivals.discard(handle)
+            action(generation)
+
+        handle = loop.call_at(arrive, fire)
+        self._pending_arrivals.add(handle)
+
+    def _arrive(self, chunk: _Chunk, generation: int) -> None:
+        if generation != self._generation:
+            return  # flushed by an interruption while in flight
+        self._buffer.append(chunk)
+        self._maybe_start()
+
+    def _end_of_item(self, item_id: str, generation: int) -> None:
+        if generation == self._generation:
+            self._ended.add(item_id)
+            self._maybe_start()
+
+    def _maybe_start(self) -> None:
+        if self._playing is not None or not self._buffer:
+            return
+        head = self._buffer[0].item_id
+        if self.buffered_ms >= self.jitter_buffer_ms or head in self._ended or any(chunk.item_id != head for chunk in self._buffer):
+            self._record("start", head)
+            self._play_next()
+
+    def _play_next(self) -> None:
+        if not self._buffer:
+            self._playing = None
+            self._record("underrun", "")
+            return
+        loop = asyncio.get_running_loop()
+        chunk = self._playing = self._buffer.popleft()
+        self._playing_since = loop.time()
+        self._playing_handle = loop.call_at(self._playing_since + chunk.ms / 1000, self._finish_chunk)
+
+    def _finish_chunk(self) -> None:
+        chunk = self._playing
+        assert chunk is not None
+        self._account(chunk.item_id, chunk.ms)
+        self.tracker.on_play_ms(chunk.item_id, chunk.content_index, chunk.ms)
+        if self._buffer:
+            self._play_next()
+        else:
+            self._playing = None
+            if chunk.item_id in self._ended:
+                self._record("finished", chunk.item_id)
+            else:
+                self._record("underrun", chunk.item_id)
+
+    def _account(self, item_id: str, ms: float) -> None:
+        self._played[item_id] = self._played.get(item_id, 0.0) + ms
+        self.heard_ms += ms
+
+    def _record(self, what: str, item_id: str) -> None:
+        # key=value details: the timeline draws heard_ms as a counter track.
+        position = self._played.get(item_id, 0.0)
+        record_event("playback", f"{what} item={item_id or '-'} position_ms={position:.1f} heard_ms={self.heard_ms:.1f}")

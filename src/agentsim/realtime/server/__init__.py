@@ -1,0 +1,15 @@
+"""A simulated Realtime API server for the real ``OpenAIRealtimeWebSocketModel``.
+
+Where ``ScriptedRealtimeTransport`` replaces the model boundary, this keeps
+the SDK's own WebSocket adapter and replaces only the network and the server:
+GA JSON events over an in-memory connection, paced on the virtual clock, with
+server rules checked as test oracles. See docs/realtime-server.md.
+"""
+
+from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
+from ._server import CallTool as CallTool
+from ._server import RealtimeServerRuleError as RealtimeServerRuleError
+from ._server import Reply as Reply
+from ._server import RuleViolation as RuleViolation
+from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
+from ._wire import SimulatedWebSocket as SimulatedWebSocket

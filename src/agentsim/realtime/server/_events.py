@@ -1,0 +1,164 @@
+"""Builders for the GA Realtime server events the simulated server sends.
+
+Plain dicts in the API's JSON shape (``tests/realtime_server`` validates every
+builder against the ``openai`` package's ``RealtimeServerEvent`` union, and
+the real adapter validates them again when it parses them).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from typing import Any
+
+Event = dict[str, Any]
+
+
+class EventIds:
+    """Deterministic ids for events, items and responses (per connection)."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def next(self, prefix: str) -> str:
+        return f"{prefix}_sim{next(self._counter):06d}"
+
+
+def session_event(kind: str, event_id: str, session: dict[str, Any]) -> Event:
+    return {"type": kind, "event_id": event_id, "session": session}
+
+
+def error(event_id: str, code: str, message: str, client_event_id: str | None = None) -> Event:
+    body: dict[str, Any] = {"type": "invalid_request_error", "code": code, "message": message}
+    if client_event_id is not None:
+        body["event_id"] = client_event_id
+    return {"type": "error", "event_id": event_id, "error": body}
+
+
+def item_event(kind: str, event_id: str, item: dict[str, Any], previous_item_id: str | None = None) -> Event:
+    event: Event = {"type": kind, "event_id": event_id, "item": item}
+    if kind == "conversation.item.added" or kind == "conversation.item.created":
+        event["previous_item_id"] = previous_item_id
+    return event
+
+
+def response(response_id: str, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": response_id, "object": "realtime.response", "status": status, "output": output}
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}
+
+
+def response_event(kind: str, event_id: str, body: dict[str, Any]) -> Event:
+    return {"type": kind, "event_id": event_id, "response": body}
+
+
+def assistant_item(item_id: str, status: str, transcript: str | None) -> dict[str, Any]:
+    content = [] if transcript is None else [{"type": "output_audio", "transcript": transcript}]
+    return {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "status": status, "content": content}
+
+
+def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
+    return {"id": item_id, "object": "realtime.item", "type": "function_call", "call_id": call_id, "name": name, "arguments": arguments, "status": status}
+
+
+def user_audio_item(item_id: str, transcript: str | None) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "object": "realtime.item",
+        "type": "message",
+        "role": "user",
+        "status": "completed",
+        "content": [{"type": "input_audio", "transcript": transcript}],
+    }
+
+
+def output_item(kind: str, event_id: str, response_id: str, item: dict[str, Any]) -> Event:
+    return {"type": kind, "event_id": event_id, "response_id": response_id, "output_index": 0, "item": item}
+
+
+def content_part(kind: str, event_id: str, response_id: str, item_id: str, transcript: str) -> Event:
+    return {
+        "type": kind,
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "content_index": 0,
+        "part": {"type": "audio", "transcript": transcript},
+    }
+
+
+def audio_delta(event_id: str, response_id: str, item_id: str, chunk: bytes) -> Event:
+    return {
+        "type": "response.output_audio.delta",
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "content_index": 0,
+        "delta": base64.b64encode(chunk).decode("ascii"),
+    }
+
+
+def transcript_delta(event_id: str, response_id: str, item_id: str, delta: str) -> Event:
+    return {
+        "type": "response.output_audio_transcript.delta",
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "content_index": 0,
+        "delta": delta,
+    }
+
+
+def audio_done(kind: str, event_id: str, response_id: str, item_id: str, transcript: str | None = None) -> Event:
+    event: Event = {"type": kind, "event_id": event_id, "response_id": response_id, "item_id": item_id, "output_index": 0, "content_index": 0}
+    if transcript is not None:
+        event["transcript"] = transcript
+    return event
+
+
+def arguments_done(event_id: str, response_id: str, item_id: str, call_id: str, name: str, arguments: str) -> Event:
+    return {
+        "type": "response.function_call_arguments.done",
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+    }
+
+
+def speech_started(event_id: str, item_id: str, audio_start_ms: int) -> Event:
+    return {"type": "input_audio_buffer.speech_started", "event_id": event_id, "item_id": item_id, "audio_start_ms": audio_start_ms}
+
+
+def speech_stopped(event_id: str, item_id: str, audio_end_ms: int) -> Event:
+    return {"type": "input_audio_buffer.speech_stopped", "event_id": event_id, "item_id": item_id, "audio_end_ms": audio_end_ms}
+
+
+def committed(event_id: str, item_id: str, previous_item_id: str | None) -> Event:
+    return {"type": "input_audio_buffer.committed", "event_id": event_id, "item_id": item_id, "previous_item_id": previous_item_id}
+
+
+def transcription_completed(event_id: str, item_id: str, transcript: str) -> Event:
+    return {
+        "type": "conversation.item.input_audio_transcription.completed",
+        "event_id": event_id,
+        "item_id": item_id,
+        "content_index": 0,
+        "transcript": transcript,
+        "usage": {"type": "duration", "seconds": 1.0},
+    }
+
+
+def truncated(event_id: str, item_id: str, content_index: int, audio_end_ms: int) -> Event:
+    return {"type": "conversation.item.truncated", "event_id": event_id, "item_id": item_id, "content_index": content_index, "audio_end_ms": audio_end_ms}

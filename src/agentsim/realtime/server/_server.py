@@ -1,0 +1,491 @@
+"""The simulated Realtime API server: GA JSON events, paced on the virtual clock.
+
+It talks to the real ``OpenAIRealtimeWebSocketModel`` over
+:class:`SimulatedWebSocket` and plays the server's part of the protocol:
+sessions, conversation items, responses with audio and transcript deltas
+(faster than real time, as servers send), function calls, cancellation
+(confirmed after ``cancel_latency``), truncation, server VAD for scripted user
+speech (barge-in cancels the active response), clean and abrupt disconnects.
+
+Server rules are checked on every client event and recorded as
+:class:`RuleViolation`\\ s (with the offending event and its virtual time);
+``assert_rules()`` turns them into a test failure:
+
+* ``single_active_response``: no ``response.create`` while a response is active;
+* ``truncate_within_sent_audio``: ``conversation.item.truncate`` may not cut
+  an item later than the audio the server sent for it;
+* ``known_tool_call``: a ``function_call_output`` must answer a call the
+  server made;
+* ``no_events_after_close``: nothing is sent on a connection after the client
+  closed it or saw the server close it (events already in flight when the
+  server closes are lost, not a violation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..._kernel.core import record_event
+from ..._kernel.errors import SimulationConfigError
+from ...audio import pcm
+from ...scenario.errors import ScenarioError
+from ...timing import DelaySource, DelaySpec
+from . import _events as ev
+from ._wire import SimulatedWebSocket
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An assistant answer: ``transcript`` spoken in ``audio_seconds`` of audio
+    (default: ``seconds_per_word`` of the server per word)."""
+
+    transcript: str
+    audio_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class CallTool:
+    """A response that calls tool ``name`` with ``arguments`` (a dict or JSON text)."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    call_id: str | None = None
+
+    @property
+    def arguments_json(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+Step = Reply | CallTool
+
+
+@dataclass(frozen=True)
+class RuleViolation:
+    """A server rule the client broke: which ``rule``, at what virtual ``time``,
+    with which client ``event``; ``detail`` says how."""
+
+    rule: str
+    time: float
+    event: dict[str, Any]
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.time:.3f}s {self.rule}: {self.detail} (client event {self.event.get('type')})"
+
+
+class RealtimeServerRuleError(ScenarioError):
+    """The client broke Realtime server rules. ``violations`` lists them."""
+
+    def __init__(self, violations: Sequence[RuleViolation]) -> None:
+        self.violations = tuple(violations)
+        lines = "\n".join(f"  {violation.describe()}" for violation in self.violations)
+        super().__init__(f"{len(self.violations)} Realtime server rule violation(s):\n{lines}")
+
+
+@dataclass
+class _Response:
+    id: str
+    step: Step
+    task: asyncio.Task[None] | None = None
+    item_id: str | None = None
+    cancel_requested: bool = False
+    spoken: list[str] = field(default_factory=list)
+
+
+DEFAULT_SESSION: dict[str, Any] = {
+    "type": "realtime",
+    "model": "gpt-realtime",
+    "output_modalities": ["audio"],
+    "audio": {
+        "input": {
+            "format": {"type": "audio/pcm", "rate": 24000},
+            "turn_detection": {"type": "server_vad", "interrupt_response": True, "create_response": True},
+        },
+        "output": {"format": {"type": "audio/pcm", "rate": 24000}, "voice": "alloy"},
+    },
+}
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
+
+
+class SimulatedRealtimeServer:
+    """A Realtime API server on the virtual clock, for the real adapter.
+
+    ``replies`` are the responses, in order (a :class:`Reply` or a
+    :class:`CallTool`); ``when_user_says`` picks one by what the user said
+    instead. Timing (delay specs, see :mod:`agentsim.timing`; distributions
+    are seeded and shrinkable): ``latency`` per server→client event,
+    ``client_latency`` per client→server event, ``first_audio_latency`` from
+    ``response.created`` to the first audio, ``cancel_latency`` to confirm a
+    cancel. Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
+    times faster than real time::
+
+        server = SimulatedRealtimeServer([Reply("Hello there!"), CallTool("lookup", {"id": 7})], cancel_latency=0.12)
+        runner = RealtimeRunner(agent, model=server.model())
+        server.user_speaks("hi", at=1.0, seconds=0.8)
+        ...
+        server.assert_rules()
+    """
+
+    def __init__(
+        self,
+        replies: Sequence[Step] = (),
+        *,
+        latency: DelaySpec = 0.02,
+        client_latency: DelaySpec = 0.02,
+        first_audio_latency: DelaySpec = 0.25,
+        cancel_latency: DelaySpec = 0.05,
+        audio_chunk_ms: float = 40.0,
+        generation_speed: float = 2.0,
+        seconds_per_word: float = 0.35,
+        interrupt_response: bool = True,
+        create_response: bool = True,
+    ) -> None:
+        if not audio_chunk_ms > 0 or not generation_speed > 0:
+            raise SimulationConfigError("audio_chunk_ms/generation_speed", (audio_chunk_ms, generation_speed), "positive numbers")
+        self._steps = list(replies)
+        self._by_phrase: list[tuple[str, Step]] = []
+        self._latency = DelaySource(latency, name="latency", stream="server:latency")
+        self._client_latency = DelaySource(client_latency, name="client_latency", stream="server:client_latency")
+        self._first_audio = DelaySource(first_audio_latency, name="first_audio_latency", stream="server:first_audio")
+        self._cancel_latency = DelaySource(cancel_latency, name="cancel_latency", stream="server:cancel")
+        self.audio_chunk_ms = audio_chunk_ms
+        self.generation_speed = generation_speed
+        self.seconds_per_word = seconds_per_word
+        self._session = _merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
+        #: Rules the client broke, in order.
+        self.violations: list[RuleViolation] = []
+        #: ``(virtual time, "client"|"server", event type)`` for every event, in order.
+        self.log: list[tuple[float, str, str]] = []
+        self._ids = ev.EventIds()
+        self._wire: SimulatedWebSocket | None = None
+        self._active: _Response | None = None
+        self._responses: list[_Response] = []
+        self._items: dict[str, dict[str, Any]] = {}
+        self._last_item_id: str | None = None
+        self._audio_sent_ms: dict[str, float] = {}
+        self._known_calls: set[str] = set()
+        self._last_user_text = ""
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._downstream_free_at = 0.0
+        self._sent = 0
+        self._connected_at = 0.0
+        self.closed = False
+        self.input_audio_ms = 0.0
+
+    # -- script ----------------------------------------------------------------------
+
+    def when_user_says(self, phrase: str, step: Step) -> None:
+        """Answer with ``step`` the first time the user's words contain ``phrase``."""
+        self._by_phrase.append((phrase.lower(), step))
+
+    def model(self) -> Any:
+        """A real ``OpenAIRealtimeWebSocketModel`` connected to this server in memory."""
+        from ._model import SimulatedRealtimeModel
+
+        return SimulatedRealtimeModel(self)
+
+    def user_speaks(self, transcript: str, *, at: float | None = None, seconds: float = 1.5) -> None:
+        """Scripted user speech, as server VAD sees it: ``speech_started`` at ``at``
+        (now if None), ``speech_stopped``, the committed item and its transcript
+        ``seconds`` later. Barge-in: an active response is cancelled."""
+        loop = asyncio.get_running_loop()
+        start = loop.time() if at is None else at
+        self._spawn(self._user_turn(transcript, start, seconds))
+
+    async def disconnect(self, *, clean: bool = True) -> None:
+        """The server drops the connection: a normal close (code 1000) after the
+        events already sent arrive, or an abrupt one (1006) at once."""
+        wire = self._wire
+        if wire is None or self.closed:
+            return
+        self.closed = True
+        self._stop_responses()
+        loop = asyncio.get_running_loop()
+        when = max(loop.time(), self._downstream_free_at) if clean else loop.time()
+        self._record("server", "close (1000)" if clean else "abrupt disconnect (1006)")
+        loop.call_at(when, lambda: wire.server_closed(clean=clean))
+
+    # -- inspection --------------------------------------------------------------------
+
+    def audio_sent_ms(self, item_id: str) -> float:
+        """Milliseconds of audio the server sent for an assistant item."""
+        return self._audio_sent_ms.get(item_id, 0.0)
+
+    @property
+    def responses(self) -> list[dict[str, Any]]:
+        """Every response: id, step kind and whether it was cancelled."""
+        return [{"id": r.id, "kind": type(r.step).__name__, "cancelled": r.cancel_requested, "item_id": r.item_id} for r in self._responses]
+
+    def assert_rules(self) -> None:
+        """Raise :class:`RealtimeServerRuleError` if any rule was broken."""
+        if self.violations:
+            raise RealtimeServerRuleError(self.violations)
+
+    # -- the connection -------------------------------------------------------------------
+
+    def _accept(self) -> SimulatedWebSocket:
+        if self._wire is not None and not self._wire.closed:
+            raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
+        self._wire = SimulatedWebSocket(self._arrive, self._client_latency, self._client_closed, self._sent_after_close)
+        self.closed = False
+        self._connected_at = asyncio.get_running_loop().time()
+        self._send(ev.session_event("session.created", self._ids.next("event"), self._session))
+        return self._wire
+
+    def _client_closed(self) -> None:
+        self._record("client", "close")
+        self.closed = True
+        self._stop_responses()
+
+    def _sent_after_close(self, event: dict[str, Any]) -> None:
+        self._violation("no_events_after_close", event, f"{event.get('type', '?')} sent on a connection the client knew was closed")
+
+    def _record(self, direction: str, kind: str) -> None:
+        self.log.append((asyncio.get_running_loop().time(), direction, kind))
+        record_event(direction, kind)
+
+    def _send(self, event: dict[str, Any]) -> None:
+        wire = self._wire
+        if wire is None or self.closed:
+            return  # the server never speaks on a closed connection
+        loop = asyncio.get_running_loop()
+        depart = max(loop.time() + self._latency.seconds(self._sent), self._downstream_free_at)
+        self._sent += 1
+        self._downstream_free_at = depart
+        loop.call_at(depart, self._deliver, wire, event["type"], json.dumps(event))
+
+    def _deliver(self, wire: SimulatedWebSocket, kind: str, message: str) -> None:
+        # Logged when the client gets it: the log and the timeline show what
+        # each side could know at each instant.
+        if not wire.closed:
+            self._record("server", kind)
+            wire.receive(message)
+
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _violation(self, rule: str, event: dict[str, Any], detail: str) -> None:
+        violation = RuleViolation(rule, asyncio.get_running_loop().time(), event, detail)
+        self.violations.append(violation)
+        record_event("violation", f"{rule}: {detail}")
+
+    def _error(self, code: str, message: str, event: dict[str, Any]) -> None:
+        self._send(ev.error(self._ids.next("event"), code, message, event.get("event_id")))
+
+    # -- client events ----------------------------------------------------------------------
+
+    def _arrive(self, event: dict[str, Any]) -> None:
+        kind = event.get("type", "?")
+        if self.closed:
+            return  # in flight when the server closed: lost, as on a real network
+        self._record("client", kind)
+        handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
+        if handler is None:
+            self._error("unknown_event", f"unsupported client event {kind!r}", event)
+            return
+        handler(event)
+
+    def _on_session_update(self, event: dict[str, Any]) -> None:
+        self._session = _merge(self._session, event.get("session", {}))
+        self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
+
+    def _on_conversation_item_create(self, event: dict[str, Any]) -> None:
+        item = dict(event.get("item", {}))
+        if item.get("type") == "function_call_output" and item.get("call_id") not in self._known_calls:
+            self._violation("known_tool_call", event, f"output for unknown call_id {item.get('call_id')!r}")
+            self._error("invalid_call_id", f"no function call with call_id {item.get('call_id')!r}", event)
+            return
+        item.setdefault("id", self._ids.next("item"))
+        item.setdefault("object", "realtime.item")
+        if item.get("type") == "message" and item.get("role") == "user":
+            texts = [part.get("text", "") for part in item.get("content", []) if isinstance(part, dict)]
+            self._last_user_text = " ".join(text for text in texts if text)
+        self._add_item(item)
+
+    def _add_item(self, item: dict[str, Any]) -> None:
+        previous, self._last_item_id = self._last_item_id, item["id"]
+        self._items[item["id"]] = item
+        self._send(ev.item_event("conversation.item.added", self._ids.next("event"), item, previous))
+        self._send(ev.item_event("conversation.item.done", self._ids.next("event"), item))
+
+    def _on_conversation_item_retrieve(self, event: dict[str, Any]) -> None:
+        item = self._items.get(event.get("item_id", ""))
+        if item is None:
+            self._error("item_not_found", f"no item {event.get('item_id')!r}", event)
+            return
+        self._send(ev.item_event("conversation.item.retrieved", self._ids.next("event"), item))
+
+    def _on_input_audio_buffer_append(self, event: dict[str, Any]) -> None:
+        self.input_audio_ms += len(event.get("audio", "")) * 3 / 4 / 48  # base64 pcm16 at 24 kHz
+
+    def _on_input_audio_buffer_commit(self, event: dict[str, Any]) -> None:
+        self._send(ev.committed(self._ids.next("event"), self._ids.next("item"), self._last_item_id))
+
+    def _on_input_audio_buffer_clear(self, event: dict[str, Any]) -> None:
+        self._send({"type": "input_audio_buffer.cleared", "event_id": self._ids.next("event")})
+
+    def _on_output_audio_buffer_clear(self, event: dict[str, Any]) -> None:
+        pass  # WebRTC/SIP only; over WebSocket the client owns playback
+
+    def _on_response_create(self, event: dict[str, Any]) -> None:
+        if self._active is not None:
+            self._violation("single_active_response", event, f"response.create while {self._active.id} is active")
+            self._error("conversation_already_has_active_response", f"Conversation already has an active response {self._active.id}", event)
+            return
+        self._start_response()
+
+    def _on_response_cancel(self, event: dict[str, Any]) -> None:
+        active = self._active
+        wanted = event.get("response_id")
+        if active is None or (wanted and wanted != active.id):
+            self._error("response_cancel_not_active", "Cancellation failed: no active response found", event)
+            return
+        self._request_cancel(active)
+
+    def _on_conversation_item_truncate(self, event: dict[str, Any]) -> None:
+        item_id, end_ms = event.get("item_id", ""), int(event.get("audio_end_ms", 0))
+        sent = self._audio_sent_ms.get(item_id)
+        if sent is None:
+            self._error("item_not_found", f"no assistant audio item {item_id!r}", event)
+            return
+        if end_ms > sent + 0.5:
+            self._violation("truncate_within_sent_audio", event, f"audio_end_ms={end_ms} but only {sent:.0f} ms of {item_id} were sent")
+            self._error("invalid_value", f"Audio content of {sent:.0f}ms is already shorter than {end_ms}ms", event)
+            return
+        self._send(ev.truncated(self._ids.next("event"), item_id, int(event.get("content_index", 0)), end_ms))
+
+    # -- responses ------------------------------------------------------------------------------
+
+    def _next_step(self) -> Step:
+        said = self._last_user_text.lower()
+        for index, (phrase, step) in enumerate(self._by_phrase):
+            if phrase in said:
+                del self._by_phrase[index]
+                return step
+        return self._steps.pop(0) if self._steps else Reply("")
+
+    def _start_response(self) -> None:
+        response = _Response(self._ids.next("resp"), self._next_step())
+        self._active = response
+        self._responses.append(response)
+        response.task = self._spawn(self._respond(response))
+
+    def _request_cancel(self, response: _Response) -> None:
+        if response.cancel_requested:
+            return
+        response.cancel_requested = True
+        delay = self._cancel_latency.seconds(len(self._responses))
+        asyncio.get_running_loop().call_later(delay, self._confirm_cancel, response)
+
+    def _confirm_cancel(self, response: _Response) -> None:
+        if response.task is not None and not response.task.done():
+            response.task.cancel()
+
+    def _stop_responses(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self._active = None
+
+    async def _respond(self, response: _Response) -> None:
+        step, rid = response.step, response.id
+        self._send(ev.response_event("response.created", self._ids.next("event"), ev.response(rid, "in_progress", [])))
+        output: list[dict[str, Any]] = []
+        status = "completed"
+        try:
+            if isinstance(step, CallTool):
+                output = [self._call_tool(response, step)]
+            else:
+                output = [await self._speak(response, step)]
+        except asyncio.CancelledError:
+            status = "cancelled"
+            if response.item_id is not None:
+                item = ev.assistant_item(response.item_id, "incomplete", "".join(response.spoken))
+                self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, item))
+                output = [item]
+        finally:
+            if self._active is response:
+                self._active = None
+            words = len(response.spoken) or 1
+            self._send(ev.response_event("response.done", self._ids.next("event"), ev.response(rid, status, output, ev.usage(20, words * 2))))
+
+    def _call_tool(self, response: _Response, step: CallTool) -> dict[str, Any]:
+        rid = response.id
+        item_id = response.item_id = self._ids.next("item")
+        call_id = step.call_id or self._ids.next("call")
+        self._known_calls.add(call_id)
+        pending = ev.function_call_item(item_id, call_id, step.name, "", "in_progress")
+        self._send(ev.output_item("response.output_item.added", self._ids.next("event"), rid, pending))
+        self._send(ev.arguments_done(self._ids.next("event"), rid, item_id, call_id, step.name, step.arguments_json))
+        done = ev.function_call_item(item_id, call_id, step.name, step.arguments_json, "completed")
+        self._items[item_id] = done
+        self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, done))
+        return done
+
+    async def _speak(self, response: _Response, step: Reply) -> dict[str, Any]:
+        rid = response.id
+        item_id = response.item_id = self._ids.next("item")
+        self._audio_sent_ms[item_id] = 0.0
+        self._items[item_id] = ev.assistant_item(item_id, "in_progress", None)
+        self._send(ev.output_item("response.output_item.added", self._ids.next("event"), rid, ev.assistant_item(item_id, "in_progress", None)))
+        self._send(ev.content_part("response.content_part.added", self._ids.next("event"), rid, item_id, ""))
+        seconds = step.audio_seconds if step.audio_seconds is not None else max(1, len(step.transcript.split())) * self.seconds_per_word
+        samples_per_chunk = max(1, round(24_000 * self.audio_chunk_ms / 1000))
+        chunks = pcm.tone_chunks(float(seconds), samples_per_chunk)
+        words = [word + " " for word in step.transcript.split(" ")] if step.transcript else []
+        if words:
+            words[-1] = words[-1].rstrip()
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(self._first_audio.seconds(len(self._responses) - 1))
+        start = loop.time()
+        spacing = self.audio_chunk_ms / 1000 / self.generation_speed
+        for index, chunk in enumerate(chunks):
+            await asyncio.sleep(start + index * spacing - loop.time())
+            self._send(ev.audio_delta(self._ids.next("event"), rid, item_id, chunk))
+            self._audio_sent_ms[item_id] += len(chunk) / 48
+            for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:
+                response.spoken.append(word)
+                self._send(ev.transcript_delta(self._ids.next("event"), rid, item_id, word))
+        transcript = "".join(response.spoken)
+        self._send(ev.audio_done("response.output_audio.done", self._ids.next("event"), rid, item_id))
+        self._send(ev.audio_done("response.output_audio_transcript.done", self._ids.next("event"), rid, item_id, transcript))
+        self._send(ev.content_part("response.content_part.done", self._ids.next("event"), rid, item_id, transcript))
+        done = ev.assistant_item(item_id, "completed", transcript)
+        self._items[item_id] = done
+        self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, done))
+        return done
+
+    # -- scripted user speech ---------------------------------------------------------------------
+
+    async def _user_turn(self, transcript: str, start: float, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(start - loop.time())
+        item_id = self._ids.next("item")
+        turn_detection = self._session["audio"]["input"].get("turn_detection") or {}
+        self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
+        if self._active is not None and turn_detection.get("interrupt_response", True):
+            self._request_cancel(self._active)  # barge-in
+        await asyncio.sleep(seconds)
+        self._send(ev.speech_stopped(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
+        self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))
+        self._add_item(ev.user_audio_item(item_id, None))
+        self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+        self._last_user_text = transcript
+        if turn_detection.get("create_response", True):
+            while self._active is not None:  # the cancelled response must end first
+                await asyncio.sleep(0.01)
+            if not self.closed:
+                self._start_response()

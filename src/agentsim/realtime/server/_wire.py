@@ -1,0 +1,92 @@
+"""An in-memory WebSocket between the real adapter and the simulated server.
+
+It offers what ``OpenAIRealtimeWebSocketModel`` uses of a ``websockets``
+``ClientConnection`` — ``send``, ``close`` and ``async for message in ws`` —
+with network latency in both directions on the virtual clock. Latency may
+jitter, but like TCP the connection never reorders: each message departs no
+earlier than the one before it. No socket is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from websockets.exceptions import ConnectionClosedError
+from websockets.frames import Close
+
+from ...timing import DelaySource
+
+_CLEAN = object()
+
+
+class SimulatedWebSocket:
+    """The client end of the connection (what the adapter holds)."""
+
+    def __init__(
+        self,
+        deliver_to_server: Callable[[dict[str, Any]], None],
+        latency: DelaySource,
+        on_client_close: Callable[[], None],
+        on_send_after_close: Callable[[dict[str, Any]], None],
+    ) -> None:
+        self._deliver_to_server = deliver_to_server
+        self._on_send_after_close = on_send_after_close
+        self._latency = latency
+        self._on_client_close = on_client_close
+        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._sent = 0
+        self._upstream_free_at = 0.0
+        self.closed = False
+        self.close_code: int | None = None
+
+    # -- used by the adapter ------------------------------------------------------
+
+    async def send(self, payload: str) -> None:
+        event = json.loads(payload)
+        if self.closed:
+            self._on_send_after_close(event)
+            raise ConnectionClosedError(None, Close(self.close_code or 1006, "simulated connection is closed"), None)
+        loop = asyncio.get_running_loop()
+        arrive = max(loop.time() + self._latency.seconds(self._sent), self._upstream_free_at)
+        self._sent += 1
+        self._upstream_free_at = arrive
+        loop.call_at(arrive, self._deliver_to_server, event)
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        if not self.closed:
+            self.closed = True
+            self.close_code = code
+            self._on_client_close()
+            self._inbox.put_nowait(_CLEAN)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._messages()
+
+    async def _messages(self) -> AsyncIterator[str]:
+        while True:
+            message = await self._inbox.get()
+            if message is _CLEAN:
+                return  # like ClientConnection: a normal close ends iteration
+            if isinstance(message, BaseException):
+                raise message
+            yield message
+
+    # -- used by the server -----------------------------------------------------------
+
+    def receive(self, message: str) -> None:
+        if not self.closed:
+            self._inbox.put_nowait(message)
+
+    def server_closed(self, *, clean: bool) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if clean:
+            self.close_code = 1000
+            self._inbox.put_nowait(_CLEAN)
+        else:
+            self.close_code = 1006
+            self._inbox.put_nowait(ConnectionClosedError(None, None, None))

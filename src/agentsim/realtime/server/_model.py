@@ -29,4 +29,4 @@ class SimulatedRealtimeModel(OpenAIRealtimeWebSocketModel):
         await super().connect(options)
 
     async def _create_websocket_connection(self, url: str, headers: dict[str, str], transport_config: Any = None) -> Any:
-        return self._server._accept()
+        return self._server.connect()

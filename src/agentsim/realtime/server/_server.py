@@ -213,8 +213,11 @@ class SimulatedRealtimeServer:
         self._stop_responses()
         loop = asyncio.get_running_loop()
         when = max(loop.time(), self._downstream_free_at) if clean else loop.time()
+        loop.call_at(when, self._close_wire, wire, clean)
+
+    def _close_wire(self, wire: SimulatedWebSocket, clean: bool) -> None:
         self._record("server", "close (1000)" if clean else "abrupt disconnect (1006)")
-        loop.call_at(when, lambda: wire.server_closed(clean=clean))
+        wire.server_closed(clean=clean)
 
     # -- inspection --------------------------------------------------------------------
 
@@ -234,7 +237,9 @@ class SimulatedRealtimeServer:
 
     # -- the connection -------------------------------------------------------------------
 
-    def _accept(self) -> SimulatedWebSocket:
+    def connect(self) -> SimulatedWebSocket:
+        """Open the client end of a connection, as the adapter does (call it
+        yourself to speak raw JSON to the server). One connection at a time."""
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
         self._wire = SimulatedWebSocket(self._arrive, self._client_latency, self._client_closed, self._sent_after_close)

@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from websockets.exceptions import ConnectionClosedError
+from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 from websockets.frames import Close
 
 from ...timing import DelaySource
@@ -48,7 +48,7 @@ class SimulatedWebSocket:
         event = json.loads(payload)
         if self.closed:
             self._on_send_after_close(event)
-            raise ConnectionClosedError(None, Close(self.close_code or 1006, "simulated connection is closed"), None)
+            raise self._closed_error()
         loop = asyncio.get_running_loop()
         arrive = max(loop.time() + self._latency.seconds(self._sent), self._upstream_free_at)
         self._sent += 1
@@ -61,6 +61,13 @@ class SimulatedWebSocket:
             self.close_code = code
             self._on_client_close()
             self._inbox.put_nowait(_CLEAN)
+
+    def _closed_error(self) -> ConnectionClosedError | ConnectionClosedOK:
+        # What websockets raises on send after a close: OK for a normal close.
+        if self.close_code == 1000:
+            frame = Close(1000, "")
+            return ConnectionClosedOK(frame, frame, True)
+        return ConnectionClosedError(None, None, None)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._messages()

@@ -1,0 +1,143 @@
+"""The simulated server speaks the GA Realtime protocol to the real adapter.
+
+Every message either side puts on the in-memory wire is validated against the
+``openai`` package's own event unions, and a full call (tool round trip,
+answer, barge-in, hang-up) runs on the SDK's ``OpenAIRealtimeWebSocketModel``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agents import function_tool
+from agents.realtime import RealtimeAgent
+from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
+from pydantic import TypeAdapter
+
+import agentsim
+from agentsim.audio import SimulatedPlayer
+from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, SimulatedWebSocket
+
+from .calls import run_call
+
+SERVER_EVENTS: TypeAdapter[Any] = TypeAdapter(RealtimeServerEvent)
+CLIENT_EVENTS: TypeAdapter[Any] = TypeAdapter(RealtimeClientEvent)
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[dict[str, Any]]]:
+    """Every JSON message, per direction, as it crossed the simulated wire."""
+    seen: dict[str, list[dict[str, Any]]] = {"server": [], "client": []}
+    receive, send = SimulatedWebSocket.receive, SimulatedWebSocket.send
+
+    def record_receive(self: SimulatedWebSocket, message: str) -> None:
+        seen["server"].append(json.loads(message))
+        receive(self, message)
+
+    async def record_send(self: SimulatedWebSocket, payload: str) -> None:
+        seen["client"].append(json.loads(payload))
+        await send(self, payload)
+
+    monkeypatch.setattr(SimulatedWebSocket, "receive", record_receive)
+    monkeypatch.setattr(SimulatedWebSocket, "send", record_send)
+    return seen
+
+
+def _weather_agent(calls: list[tuple[str, float]]) -> RealtimeAgent[Any]:
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        calls.append((city, agentsim.now()))
+        return f"Sunny in {city}"
+
+    return RealtimeAgent(name="Weather", instructions="Answer about the weather.", tools=[get_weather])
+
+
+def _weather_call() -> Any:
+    calls: list[tuple[str, float]] = []
+    server = SimulatedRealtimeServer([CallTool("get_weather", {"city": "Oslo"}, call_id="call_oslo"), Reply("It is sunny in Oslo today", audio_seconds=3.0), Reply("Goodbye")])
+    player = SimulatedPlayer(network_delay=0.03, jitter_buffer_ms=60)
+
+    def script(server: SimulatedRealtimeServer, session: Any) -> None:
+        server.user_speaks("what is the weather in Oslo", at=0.5, seconds=1.0)
+        server.user_speaks("thanks, bye", at=4.0, seconds=0.5)  # barges in on the answer
+
+    async def main() -> dict[str, Any]:
+        events = await run_call(server, _weather_agent(calls), player=player, seconds=10, script=script)
+        return {"events": events, "server": server, "player": player, "calls": calls}
+
+    return main
+
+
+def test_every_message_on_the_wire_is_a_valid_ga_realtime_event(wire: dict[str, list[dict[str, Any]]]) -> None:
+    agentsim.run(_weather_call())
+    kinds = {event["type"] for event in wire["server"]}
+    for event in wire["server"]:
+        assert SERVER_EVENTS.validate_python(event).type == event["type"]
+    for event in wire["client"]:
+        assert CLIENT_EVENTS.validate_python(event).type == event["type"]
+    # The call exercised the whole protocol the issue names.
+    assert {
+        "session.created",
+        "session.updated",
+        "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "input_audio_buffer.committed",
+        "conversation.item.added",
+        "response.created",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.function_call_arguments.done",
+        "response.output_audio.delta",
+        "response.output_audio_transcript.delta",
+        "response.done",
+        "conversation.item.truncated",
+    } <= kinds
+    client_kinds = {event["type"] for event in wire["client"]}
+    assert {"session.update", "conversation.item.create", "response.create", "conversation.item.truncate"} <= client_kinds
+
+
+def test_tool_round_trip_on_the_real_adapter() -> None:
+    result = agentsim.run(_weather_call())
+    server: SimulatedRealtimeServer = result["server"]
+    # The SDK ran the tool the server called, once, after the user stopped speaking.
+    assert [city for city, _ in result["calls"]] == ["Oslo"]
+    assert result["calls"][0][1] >= 1.5
+    kinds = [event.type for event in result["events"]]
+    assert kinds.index("tool_start") < kinds.index("tool_end")
+    # Its output went back as a function_call_output for the server's call id,
+    # and the answer, the barge-in and the goodbye followed.
+    client = [kind for _, direction, kind in server.log if direction == "client"]
+    assert client.count("conversation.item.create") == 1
+    assert [r["kind"] for r in server.responses] == ["CallTool", "Reply", "Reply"]
+    # The server had finished generating the answer (2x real time) before the
+    # barge-in at 4.0 s, so nothing was left to cancel; the caller was still
+    # hearing it, so the SDK truncated it (next test).
+    assert [r["cancelled"] for r in server.responses] == [False, False, False]
+    server.assert_rules()
+
+
+def test_barge_in_truncates_at_what_the_caller_heard() -> None:
+    result = agentsim.run(_weather_call())
+    server: SimulatedRealtimeServer = result["server"]
+    player: SimulatedPlayer = result["player"]
+    answer = server.responses[1]["item_id"]
+    # The answer (3 s of audio) was cut by the barge-in at 4.0 s: the caller heard
+    # part of it, the server had sent all of it, and the SDK truncated the item
+    # no later than what was played (the tracker counts whole chunks).
+    assert player.interrupted == [answer]
+    heard = player.played_ms(answer)
+    assert 0 < heard < 3000 <= server.audio_sent_ms(answer)
+    truncations = [event for event in result["events"] if event.type == "raw_model_event" and getattr(event.data, "type", "") == "raw_server_event" and event.data.data.get("type") == "conversation.item.truncated"]
+    assert len(truncations) == 1
+    end_ms = truncations[0].data.data["audio_end_ms"]
+    assert heard - 40 <= end_ms <= heard + 1e-6  # float time, not a real overshoot
+
+
+def test_the_same_seed_gives_the_same_call() -> None:
+    def digest(seed: int) -> str:
+        return agentsim.simulate(_weather_call(), seed=seed, strategy="random").trace.digest()
+
+    assert digest(3) == digest(3)

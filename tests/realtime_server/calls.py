@@ -18,10 +18,12 @@ async def run_call(
     player: SimulatedPlayer,
     seconds: float,
     script: Any = None,
+    config: Any = None,
 ) -> list[Any]:
     """Connect, let ``script(server, session)`` act, route every session event to
-    ``player`` for ``seconds`` of virtual time, then hang up. Returns the events."""
-    runner = RealtimeRunner(agent, model=server.model())
+    ``player`` for ``seconds`` of virtual time, then hang up. Returns the events.
+    ``config`` is the runner's ``RealtimeRunConfig``."""
+    runner = RealtimeRunner(agent, model=server.model(), config=config)
     session = await runner.run(model_config={"playback_tracker": player.tracker})
     events: list[Any] = []
     async with session:

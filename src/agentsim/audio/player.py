@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from agents.realtime.model import RealtimePlaybackTracker
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
+from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec
 
 #: pcm16 mono at 24 kHz, the Realtime API's default format: 48 bytes per ms.
@@ -54,15 +56,12 @@ class SimulatedPlayer:
     def __init__(self, *, network_delay: DelaySpec = 0.0, jitter_buffer_ms: float = 0.0, tracker: RealtimePlaybackTracker | None = None) -> None:
         if not jitter_buffer_ms >= 0:
             raise SimulationConfigError("jitter_buffer_ms", jitter_buffer_ms, "a number of milliseconds >= 0")
-        self._network = DelaySource(network_delay, name="network_delay", stream="player:network")
+        self._network = OrderedLink(DelaySource(network_delay, name="network_delay", stream="player:network"))
         self.jitter_buffer_ms = jitter_buffer_ms
         #: The SDK's tracker this player reports to; pass it as ``model_config["playback_tracker"]``.
         self.tracker = tracker if tracker is not None else RealtimePlaybackTracker()
         self._buffer: deque[_Chunk] = deque()
         self._ended: set[str] = set()
-        self._arrivals = 0
-        self._arrival_free_at = 0.0
-        self._pending_arrivals: set[asyncio.TimerHandle] = set()
         self._playing: _Chunk | None = None
         self._playing_since = 0.0
         self._playing_handle: asyncio.TimerHandle | None = None
@@ -128,26 +127,13 @@ class SimulatedPlayer:
     def close(self) -> None:
         """Stop playing and drop what is in flight (no timers left behind)."""
         self.interrupt()
-        for handle in self._pending_arrivals:
-            handle.cancel()
-        self._pending_arrivals.clear()
+        self._network.clear()
 
     # -- the device -----------------------------------------------------------------
 
-    def _deliver_later(self, action: Any) -> None:
-        loop = asyncio.get_running_loop()
-        arrive = max(loop.time() + self._network.seconds(self._arrivals), self._arrival_free_at)
-        self._arrivals += 1
-        self._arrival_free_at = arrive
+    def _deliver_later(self, action: Callable[[int], None]) -> None:
         generation = self._generation
-        handle: asyncio.TimerHandle
-
-        def fire() -> None:
-            self._pending_arrivals.discard(handle)
-            action(generation)
-
-        handle = loop.call_at(arrive, fire)
-        self._pending_arrivals.add(handle)
+        self._network.send(lambda: action(generation))
 
     def _arrive(self, chunk: _Chunk, generation: int) -> None:
         if generation != self._generation:

@@ -34,6 +34,7 @@ from ..._kernel.core import record_event
 from ..._kernel.errors import SimulationConfigError
 from ...audio import pcm
 from ...scenario.errors import ScenarioError
+from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec
 from . import _events as ev
 from ._wire import SimulatedWebSocket
@@ -155,8 +156,8 @@ class SimulatedRealtimeServer:
             raise SimulationConfigError("audio_chunk_ms/generation_speed", (audio_chunk_ms, generation_speed), "positive numbers")
         self._steps = list(replies)
         self._by_phrase: list[tuple[str, Step]] = []
-        self._latency = DelaySource(latency, name="latency", stream="server:latency")
-        self._client_latency = DelaySource(client_latency, name="client_latency", stream="server:client_latency")
+        self._downstream = OrderedLink(DelaySource(latency, name="latency", stream="server:latency"))
+        self._upstream = OrderedLink(DelaySource(client_latency, name="client_latency", stream="server:client_latency"))
         self._first_audio = DelaySource(first_audio_latency, name="first_audio_latency", stream="server:first_audio")
         self._cancel_latency = DelaySource(cancel_latency, name="cancel_latency", stream="server:cancel")
         self.audio_chunk_ms = audio_chunk_ms
@@ -177,8 +178,6 @@ class SimulatedRealtimeServer:
         self._known_calls: set[str] = set()
         self._last_user_text = ""
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._downstream_free_at = 0.0
-        self._sent = 0
         self._connected_at = 0.0
         self.closed = False
         self.input_audio_ms = 0.0
@@ -211,11 +210,14 @@ class SimulatedRealtimeServer:
             return
         self.closed = True
         self._stop_responses()
-        loop = asyncio.get_running_loop()
-        when = max(loop.time(), self._downstream_free_at) if clean else loop.time()
-        loop.call_at(when, self._close_wire, wire, clean)
+        if clean:
+            self._downstream.send(lambda: self._close_wire(wire, clean=True))  # after what was sent
+        else:
+            self._downstream.clear()  # a dropped connection loses what was in flight
+            self._upstream.clear()
+            self._close_wire(wire, clean=False)
 
-    def _close_wire(self, wire: SimulatedWebSocket, clean: bool) -> None:
+    def _close_wire(self, wire: SimulatedWebSocket, *, clean: bool) -> None:
         self._record("server", "close (1000)" if clean else "abrupt disconnect (1006)")
         wire.server_closed(clean=clean)
 
@@ -242,7 +244,9 @@ class SimulatedRealtimeServer:
         yourself to speak raw JSON to the server). One connection at a time."""
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
-        self._wire = SimulatedWebSocket(self._arrive, self._client_latency, self._client_closed, self._sent_after_close)
+        self._downstream.clear()
+        self._upstream.clear()
+        self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
         self._send(ev.session_event("session.created", self._ids.next("event"), self._session))
@@ -264,11 +268,8 @@ class SimulatedRealtimeServer:
         wire = self._wire
         if wire is None or self.closed:
             return  # the server never speaks on a closed connection
-        loop = asyncio.get_running_loop()
-        depart = max(loop.time() + self._latency.seconds(self._sent), self._downstream_free_at)
-        self._sent += 1
-        self._downstream_free_at = depart
-        loop.call_at(depart, self._deliver, wire, event["type"], json.dumps(event))
+        kind, message = event["type"], json.dumps(event)
+        self._downstream.send(lambda: self._deliver(wire, kind, message))
 
     def _deliver(self, wire: SimulatedWebSocket, kind: str, message: str) -> None:
         # Logged when the client gets it: the log and the timeline show what

@@ -3,8 +3,8 @@
 It offers what ``OpenAIRealtimeWebSocketModel`` uses of a ``websockets``
 ``ClientConnection`` — ``send``, ``close`` and ``async for message in ws`` —
 with network latency in both directions on the virtual clock. Latency may
-jitter, but like TCP the connection never reorders: each message departs no
-earlier than the one before it. No socket is opened.
+jitter, but like TCP the connection never reorders (each direction is an
+:class:`~agentsim.link.OrderedLink`). No socket is opened.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 from websockets.frames import Close
 
-from ...timing import DelaySource
+from ...link import OrderedLink
 
 _CLEAN = object()
 
@@ -28,17 +28,15 @@ class SimulatedWebSocket:
     def __init__(
         self,
         deliver_to_server: Callable[[dict[str, Any]], None],
-        latency: DelaySource,
+        upstream: OrderedLink,
         on_client_close: Callable[[], None],
         on_send_after_close: Callable[[dict[str, Any]], None],
     ) -> None:
         self._deliver_to_server = deliver_to_server
         self._on_send_after_close = on_send_after_close
-        self._latency = latency
+        self._upstream = upstream
         self._on_client_close = on_client_close
         self._inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self._sent = 0
-        self._upstream_free_at = 0.0
         self.closed = False
         self.close_code: int | None = None
 
@@ -49,11 +47,7 @@ class SimulatedWebSocket:
         if self.closed:
             self._on_send_after_close(event)
             raise self._closed_error()
-        loop = asyncio.get_running_loop()
-        arrive = max(loop.time() + self._latency.seconds(self._sent), self._upstream_free_at)
-        self._sent += 1
-        self._upstream_free_at = arrive
-        loop.call_at(arrive, self._deliver_to_server, event)
+        self._upstream.send(lambda: self._deliver_to_server(event))
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         if not self.closed:

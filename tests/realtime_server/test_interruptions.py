@@ -1,0 +1,210 @@
+"""The interruption family, on the SDK's real ``OpenAIRealtimeWebSocketModel``
+against the simulated server, with jittered network and server latencies.
+
+Each case runs under FIFO and random seeds 0-15 (every seed draws different
+latencies and a different order of simultaneous events). Each first checks
+that the run really reached the race window it is about (from the server's
+log), then that the server rules hold - on the installed SDK release, with
+no hand-written assertion about the SDK's internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from agents import GuardrailFunctionOutput, function_tool, output_guardrail
+from agents.realtime import RealtimeAgent, RealtimeRunner
+
+import agentsim
+from agentsim.audio import SimulatedPlayer
+from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer
+from agentsim.timing import uniform
+
+from .calls import run_call
+
+SCHEDULES = [(0, "fifo")] + [(seed, "random") for seed in range(16)]
+SCHEDULE_IDS = [f"{strategy}-{seed}" for seed, strategy in SCHEDULES]
+
+
+@dataclass
+class Call:
+    server: SimulatedRealtimeServer
+    player: SimulatedPlayer
+    events: list[Any]
+
+    def times(self, direction: str, kind: str) -> list[float]:
+        return [time for time, side, event in self.server.log if side == direction and event == kind]
+
+    def server_events(self, kind: str) -> list[dict[str, Any]]:
+        return [e.data.data for e in self.events if e.type == "raw_model_event" and getattr(e.data, "type", "") == "raw_server_event" and e.data.data.get("type") == kind]
+
+
+def _network() -> dict[str, Any]:
+    return {"latency": uniform(0.01, 0.06), "client_latency": uniform(0.01, 0.06)}
+
+
+def _simulate(build: Callable[[], tuple[SimulatedRealtimeServer, RealtimeAgent[Any], Callable[..., None]]], seed: int, strategy: str, seconds: float = 14.0) -> Call:
+    async def main() -> Call:
+        server, agent, script = build()
+        player = SimulatedPlayer(network_delay=uniform(0.02, 0.08), jitter_buffer_ms=80)
+        config = {"guardrails_settings": {"debounce_text_length": 10}}
+        events = await run_call(server, agent, player=player, seconds=seconds, script=script, config=config)
+        return Call(server, player, events)
+
+    call = agentsim.run(main, seed=seed, strategy=strategy)
+    call.server.assert_rules()  # the oracle: raises RealtimeServerRuleError with each violation
+    return call
+
+
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
+def test_interrupt_during_audio(seed: int, strategy: str) -> None:
+    def build() -> tuple[SimulatedRealtimeServer, RealtimeAgent[Any], Callable[..., None]]:
+        story = Reply("once upon a time there was a very long story " * 2, audio_seconds=6.0)
+        server = SimulatedRealtimeServer([story, Reply("okay")], generation_speed=1.0, first_audio_latency=uniform(0.1, 0.4), **_network())
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("tell me a story", at=0.5, seconds=0.5)
+            server.user_speaks("stop", at=3.0, seconds=0.4)
+
+        return server, RealtimeAgent(name="Teller"), script
+
+    call = _simulate(build, seed, strategy)
+    story, answer = call.server.responses
+    item = story["item_id"]
+    # In the window: the server was still generating the story when the user barged in.
+    assert story["cancelled"] and not answer["cancelled"]
+    assert call.times("server", "input_audio_buffer.speech_started")[1] < call.times("server", "response.done")[0]
+    [truncated] = call.server_events("conversation.item.truncated")
+    # The SDK truncated at what the caller heard, never past it or past what was sent.
+    assert truncated["item_id"] == item
+    assert truncated["audio_end_ms"] <= call.player.played_ms(item) + 1e-6
+    assert truncated["audio_end_ms"] <= call.server.audio_sent_ms(item) < 6000
+    assert call.player.interrupted == [item]
+    assert call.player.played_ms(answer["item_id"]) > 0  # and the call went on
+
+
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
+def test_interrupt_before_the_first_audio_delta(seed: int, strategy: str) -> None:
+    def build() -> tuple[SimulatedRealtimeServer, RealtimeAgent[Any], Callable[..., None]]:
+        server = SimulatedRealtimeServer([Reply("let me think about that", audio_seconds=2.0), Reply("okay")], first_audio_latency=1.5, **_network())
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("what is the answer", at=0.5, seconds=0.5)
+            server.user_speaks("wait", at=1.3, seconds=0.4)
+
+        return server, RealtimeAgent(name="Thinker"), script
+
+    call = _simulate(build, seed, strategy)
+    first, second = call.server.responses
+    # In the window: output_item.added reached the client, no audio had, then the barge-in.
+    added = call.times("server", "response.output_item.added")[0]
+    barge_in = call.times("server", "input_audio_buffer.speech_started")[1]
+    first_delta = call.times("server", "response.output_audio.delta")[0]
+    assert added < barge_in < first_delta
+    assert first["cancelled"] and call.server.audio_sent_ms(first["item_id"]) == 0
+    # Nothing was heard of it, so nothing may be truncated past zero.
+    assert all(event["audio_end_ms"] == 0 for event in call.server_events("conversation.item.truncated"))
+    assert call.player.played_ms(first["item_id"]) == 0
+    assert call.player.played_ms(second["item_id"]) > 0
+
+
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
+def test_interrupt_while_a_tool_call_is_in_flight(seed: int, strategy: str) -> None:
+    tool_runs: list[tuple[float, float]] = []
+
+    def build() -> tuple[SimulatedRealtimeServer, RealtimeAgent[Any], Callable[..., None]]:
+        @function_tool
+        async def search_flights(destination: str) -> str:
+            """Search flights (takes 3 s)."""
+            started = agentsim.now()
+            await asyncio.sleep(3.0)
+            tool_runs.append((started, agentsim.now()))
+            return f"3 flights to {destination}"
+
+        replies = [CallTool("search_flights", {"destination": "Oslo"}), Reply("what else can I do " * 2, audio_seconds=8.0), Reply("I found three flights", audio_seconds=2.0)]
+        server = SimulatedRealtimeServer(replies, generation_speed=1.0, **_network())
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("find flights to Oslo", at=0.5, seconds=0.5)
+            server.user_speaks("actually", at=2.0, seconds=0.5)  # while the tool runs
+
+        return server, RealtimeAgent(name="Travel", tools=[search_flights]), script
+
+    call = _simulate(build, seed, strategy)
+    [(started, finished)] = tool_runs
+    barge_in = call.times("server", "input_audio_buffer.speech_started")[1]
+    created, done = call.times("server", "response.created"), call.times("server", "response.done")
+    output_arrived = call.times("client", "conversation.item.create")[0]
+    # In the window: the barge-in came while the tool ran, and the tool's output
+    # reached the server while the barge-in's own response was still active ...
+    assert started < barge_in < finished
+    assert created[1] < output_arrived < done[1]
+    # ... so the follow-up response.create had to wait for that response to end.
+    [follow_up] = call.times("client", "response.create")
+    assert follow_up > done[1]
+    assert [r["kind"] for r in call.server.responses] == ["CallTool", "Reply", "Reply"]
+
+
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
+def test_output_guardrail_trips_while_the_server_is_slow_to_cancel(seed: int, strategy: str) -> None:
+    def build() -> tuple[SimulatedRealtimeServer, RealtimeAgent[Any], Callable[..., None]]:
+        @output_guardrail
+        async def no_secrets(context: Any, agent: Any, text: str) -> GuardrailFunctionOutput:
+            return GuardrailFunctionOutput(output_info=None, tripwire_triggered="secret" in text)
+
+        leak = Reply("here is the secret code one two three four five", audio_seconds=4.0)
+        server = SimulatedRealtimeServer([leak, Reply("sorry, I cannot share that")], cancel_latency=uniform(0.3, 0.8), generation_speed=1.0, **_network())
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("what is the code", at=0.5, seconds=0.5)
+
+        return server, RealtimeAgent(name="Vault", output_guardrails=[no_secrets]), script
+
+    call = _simulate(build, seed, strategy)
+    assert "guardrail_tripped" in [event.type for event in call.events]
+    leak, apology = call.server.responses
+    assert leak["cancelled"] and not apology["cancelled"]
+    [cancel] = call.times("client", "response.cancel")
+    cancelled_done = call.times("server", "response.done")[0]
+    # In the window: the cancel took 0.3-0.8 s to confirm ...
+    assert cancelled_done - cancel >= 0.3
+    # ... and the guardrail's follow-up response.create waited for it.
+    [follow_up] = call.times("client", "response.create")
+    assert follow_up > cancelled_done
+    assert call.player.interrupted == [leak["item_id"]]
+
+
+def test_an_app_that_sends_after_the_server_hung_up_is_reported() -> None:
+    # The oracle on the real adapter: after a normal close (code 1000) the
+    # session's iteration ends, but session.send_message still writes to the
+    # socket. The server reports it; the app sees websockets' ConnectionClosedOK.
+    async def main() -> tuple[SimulatedRealtimeServer, BaseException | None]:
+        server = SimulatedRealtimeServer()
+
+        async def hang_up() -> None:
+            await asyncio.sleep(2.0)
+            await server.disconnect(clean=True)
+
+        session = await RealtimeRunner(RealtimeAgent(name="Bye"), model=server.model()).run()
+        async with session:
+            hanging_up = asyncio.get_running_loop().create_task(hang_up())
+            async for _ in session:
+                pass  # ends when the server's close arrives
+            await hanging_up
+            failure = None
+            try:
+                await session.send_message("are you still there?")
+            except Exception as exc:
+                failure = exc
+        return server, failure
+
+    server, failure = agentsim.run(main)
+    assert type(failure).__name__ == "ConnectionClosedOK"
+    [violation] = server.violations
+    assert violation.rule == "no_events_after_close"
+    assert violation.event["type"] == "conversation.item.create"
+    assert violation.time == pytest.approx(2.02, abs=0.03)

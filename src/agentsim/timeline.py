@@ -6,12 +6,18 @@ an instant per step), and instants for timers, choices, cancellations and
 everything doubles record (sends, emits, drops, model and TTS calls …).
 Timestamps are virtual microseconds. ``render`` turns such a file (or a
 trace) back into a readable text timeline in virtual milliseconds.
+
+What a simulated Realtime call records gets lanes of its own, on the same
+time axis as the tasks: server events as the client received them, client
+events as the server received them, playback, and server-rule violations;
+plus a counter track of the audio actually heard (the call's second clock).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -19,6 +25,17 @@ from ._kernel.trace import Trace, TraceEvent
 
 PROCESS_ID = 1
 _SPAN_KINDS = {"spawn": "B", "exit": "E"}
+#: Event kinds drawn in a lane of their own (the recording task goes in args).
+LANES = {
+    "server": "wire: server events (at the client)",
+    "client": "wire: client events (at the server)",
+    "playback": "playback",
+    "violation": "server rule violations",
+}
+#: Numbers in playback details drawn as counters: audio heard in total, and
+#: the position in the item being played.
+_COUNTERS = {"heard_ms": "audio heard (ms)", "position_ms": "playback position (ms)"}
+_NUMBER = re.compile(r"(\w+)=(-?[0-9.]+)")
 
 
 def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
@@ -35,14 +52,28 @@ def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
 
     records.append({"ph": "M", "name": "process_name", "pid": PROCESS_ID, "args": {"name": "agentsim (virtual time)"}})
     for event in events:
-        tid = track(event.task)
+        lane = LANES.get(event.kind)
+        tid = track(lane if lane is not None else event.task)
+        if lane is not None and tid == len(tracks):  # a new lane: list lanes above the tasks
+            records.append({"ph": "M", "name": "thread_sort_index", "pid": PROCESS_ID, "tid": tid, "args": {"sort_index": -len(LANES) + list(LANES).index(event.kind)}})
         base = {"pid": PROCESS_ID, "tid": tid, "ts": event.ticks / 1000, "cat": event.kind}
+        args: dict[str, Any] = {"detail": event.detail, "index": event.index}
         phase = _SPAN_KINDS.get(event.kind)
         if phase is not None:
-            records.append({**base, "ph": phase, "name": event.task or "task", "args": {"detail": event.detail, "index": event.index}})
-        else:
-            records.append({**base, "ph": "i", "s": "t", "name": event.kind, "args": {"detail": event.detail, "index": event.index}})
+            records.append({**base, "ph": phase, "name": event.task or "task", "args": args})
+            continue
+        if lane is not None:
+            args["task"] = event.task
+        name = event.detail.split(" ", 1)[0].rstrip(":") if lane is not None and event.detail else event.kind
+        records.append({**base, "ph": "i", "s": "t", "name": name, "args": args})
+        if event.kind == "playback":
+            records.extend(_counters(event))
     return records
+
+
+def _counters(event: TraceEvent) -> list[dict[str, Any]]:
+    values = {key: float(value) for key, value in _NUMBER.findall(event.detail) if key in _COUNTERS}
+    return [{"ph": "C", "pid": PROCESS_ID, "ts": event.ticks / 1000, "name": _COUNTERS[key], "args": {key: value}} for key, value in values.items()]
 
 
 def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> None:
@@ -63,10 +94,10 @@ def load(path: str | os.PathLike[str]) -> list[TraceEvent]:
     names = {record["tid"]: record["args"]["name"] for record in document["traceEvents"] if record.get("name") == "thread_name"}
     events: list[TraceEvent] = []
     for record in document["traceEvents"]:
-        if record["ph"] == "M":
+        if record["ph"] in ("M", "C"):
             continue
-        task = names.get(record["tid"], "")
         args = record.get("args", {})
+        task = args["task"] if "task" in args else names.get(record["tid"], "")
         events.append(TraceEvent(args.get("index", len(events)), round(record["ts"] * 1000), record["cat"], "" if task == "(scheduler)" else task, args.get("detail", "")))
     return events
 

@@ -25,7 +25,7 @@ from agents.realtime import RealtimeAgent, RealtimeRunner
 
 import agentsim
 from agentsim.audio import SimulatedPlayer
-from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer
+from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, raw_server_event
 from agentsim.timing import uniform
 
 
@@ -99,8 +99,8 @@ async def long_call(minutes: float = 30.0) -> CallSummary:
             async with asyncio.timeout(minutes * 60):
                 async for event in session:
                     player.on_event(event)
-                    if event.type == "raw_model_event" and getattr(event.data, "type", "") == "raw_server_event":
-                        truncations += event.data.data.get("type") == "conversation.item.truncated"
+                    raw = raw_server_event(event)
+                    truncations += raw is not None and raw["type"] == "conversation.item.truncated"
         except TimeoutError:
             pass
     player.close()

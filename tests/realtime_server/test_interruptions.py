@@ -21,7 +21,7 @@ from agents.realtime import RealtimeAgent, RealtimeRunner
 
 import agentsim
 from agentsim.audio import SimulatedPlayer
-from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer
+from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, raw_server_event
 from agentsim.timing import uniform
 
 from .calls import run_call
@@ -40,7 +40,7 @@ class Call:
         return [time for time, side, event in self.server.log if side == direction and event == kind]
 
     def server_events(self, kind: str) -> list[dict[str, Any]]:
-        return [e.data.data for e in self.events if e.type == "raw_model_event" and getattr(e.data, "type", "") == "raw_server_event" and e.data.data.get("type") == kind]
+        return [raw for raw in map(raw_server_event, self.events) if raw is not None and raw["type"] == kind]
 
 
 def _network() -> dict[str, Any]:

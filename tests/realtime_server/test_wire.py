@@ -18,7 +18,7 @@ from pydantic import TypeAdapter
 
 import agentsim
 from agentsim.audio import SimulatedPlayer
-from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, SimulatedWebSocket
+from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, SimulatedWebSocket, raw_server_event
 
 from .calls import run_call
 
@@ -130,9 +130,9 @@ def test_barge_in_truncates_at_what_the_caller_heard() -> None:
     assert player.interrupted == [answer]
     heard = player.played_ms(answer)
     assert 0 < heard < 3000 <= server.audio_sent_ms(answer)
-    truncations = [event for event in result["events"] if event.type == "raw_model_event" and getattr(event.data, "type", "") == "raw_server_event" and event.data.data.get("type") == "conversation.item.truncated"]
+    truncations = [raw for raw in map(raw_server_event, result["events"]) if raw is not None and raw["type"] == "conversation.item.truncated"]
     assert len(truncations) == 1
-    end_ms = truncations[0].data.data["audio_end_ms"]
+    end_ms = truncations[0]["audio_end_ms"]
     assert heard - 40 <= end_ms <= heard + 1e-6  # float time, not a real overshoot
 
 

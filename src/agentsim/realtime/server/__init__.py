@@ -7,6 +7,7 @@ server rules checked as test oracles. See docs/realtime-server.md.
 """
 
 from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
+from ._model import raw_server_event as raw_server_event
 from ._server import CallTool as CallTool
 from ._server import RealtimeServerRuleError as RealtimeServerRuleError
 from ._server import Reply as Reply

@@ -30,3 +30,22 @@ class SimulatedRealtimeModel(OpenAIRealtimeWebSocketModel):
 
     async def _create_websocket_connection(self, url: str, headers: dict[str, str], transport_config: Any = None) -> Any:
         return self._server.connect()
+
+
+def raw_server_event(event: Any) -> dict[str, Any] | None:
+    """The server's JSON event carried by a session's ``raw_model_event``, else None.
+
+    The session forwards every server event it parsed as a ``raw_model_event``
+    wrapping a ``raw_server_event``; this unwraps it::
+
+        async for event in session:
+            if (raw := raw_server_event(event)) and raw["type"] == "conversation.item.truncated":
+                ...
+    """
+    if getattr(event, "type", None) != "raw_model_event":
+        return None
+    data = getattr(event, "data", None)
+    if getattr(data, "type", None) != "raw_server_event":
+        return None
+    payload = getattr(data, "data", None)
+    return payload if isinstance(payload, dict) else None

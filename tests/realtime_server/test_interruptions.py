@@ -85,6 +85,7 @@ def test_interrupt_during_audio(seed: int, strategy: str) -> None:
     assert truncated["audio_end_ms"] <= call.server.audio_sent_ms(item) < 6000
     assert call.player.interrupted == [item]
     assert call.player.played_ms(answer["item_id"]) > 0  # and the call went on
+    assert [done["response"]["status_details"]["reason"] for done in call.server_events("response.done") if done["response"]["status"] == "cancelled"] == ["turn_detected"]
 
 
 @pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
@@ -176,6 +177,7 @@ def test_output_guardrail_trips_while_the_server_is_slow_to_cancel(seed: int, st
     [follow_up] = call.times("client", "response.create")
     assert follow_up > cancelled_done
     assert call.player.interrupted == [leak["item_id"]]
+    assert [done["response"]["status_details"]["reason"] for done in call.server_events("response.done") if done["response"]["status"] == "cancelled"] == ["client_cancelled"]
 
 
 def test_an_app_that_sends_after_the_server_hung_up_is_reported() -> None:

@@ -95,6 +95,7 @@ class _Response:
     task: asyncio.Task[None] | None = None
     item_id: str | None = None
     cancel_requested: bool = False
+    cancel_reason: str = "client_cancelled"
     spoken: list[str] = field(default_factory=list)
 
 
@@ -360,7 +361,7 @@ class SimulatedRealtimeServer:
         if active is None or (wanted and wanted != active.id):
             self._error("response_cancel_not_active", "Cancellation failed: no active response found", event)
             return
-        self._request_cancel(active)
+        self._request_cancel(active, "client_cancelled")
 
     def _on_conversation_item_truncate(self, event: dict[str, Any]) -> None:
         item_id, end_ms = event.get("item_id", ""), int(event.get("audio_end_ms", 0))
@@ -390,10 +391,11 @@ class SimulatedRealtimeServer:
         self._responses.append(response)
         response.task = self._spawn(self._respond(response))
 
-    def _request_cancel(self, response: _Response) -> None:
+    def _request_cancel(self, response: _Response, reason: str) -> None:
         if response.cancel_requested:
             return
         response.cancel_requested = True
+        response.cancel_reason = reason
         delay = self._cancel_latency.seconds(len(self._responses))
         asyncio.get_running_loop().call_later(delay, self._confirm_cancel, response)
 
@@ -426,7 +428,10 @@ class SimulatedRealtimeServer:
             if self._active is response:
                 self._active = None
             words = len(response.spoken) or 1
-            self._send(ev.response_event("response.done", self._ids.next("event"), ev.response(rid, status, output, ev.usage(20, words * 2))))
+            body = ev.response(rid, status, output, ev.usage(20, words * 2))
+            if status == "cancelled":
+                body["status_details"] = {"type": "cancelled", "reason": response.cancel_reason}
+            self._send(ev.response_event("response.done", self._ids.next("event"), body))
 
     def _call_tool(self, response: _Response, step: CallTool) -> dict[str, Any]:
         rid = response.id
@@ -483,7 +488,7 @@ class SimulatedRealtimeServer:
         turn_detection = self._session["audio"]["input"].get("turn_detection") or {}
         self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
         if self._active is not None and turn_detection.get("interrupt_response", True):
-            self._request_cancel(self._active)  # barge-in
+            self._request_cancel(self._active, "turn_detected")  # barge-in
         await asyncio.sleep(seconds)
         self._send(ev.speech_stopped(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
         self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))

@@ -37,6 +37,7 @@ sys.path.insert(0, str(RACES))
 import agentsim  # noqa: E402
 
 REALTIME_EXAMPLES = ("stale_audio_after_barge_in", "close_vs_inflight_tool", "duplicate_guardrail_trips")
+KINDS = {"timeout_vs_late_result": "real SDK, Runner", "vad_response_vs_app_message": "real adapter, simulated server"}
 
 
 def runs_to_first_failure(function: Any, strategy: str, base: int, cap: int) -> int | None:
@@ -110,7 +111,7 @@ def main() -> None:
 
     print("\nruns per second on one core (fixed twin, random strategy)")
     for name, speed in speeds.items():
-        kind = "real SDK, realtime" if name in REALTIME_EXAMPLES else "real SDK, Runner" if name == "timeout_vs_late_result" else "asyncio"
+        kind = KINDS.get(name, "real SDK, realtime" if name in REALTIME_EXAMPLES else "asyncio")
         print(f"{name:<30}{speed:>8.0f} runs/s   ({kind})")
 
     runs = 800 if options.quick else 4000

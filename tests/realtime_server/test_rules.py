@@ -205,3 +205,16 @@ def test_a_second_connection_while_one_is_open_is_a_config_error() -> None:
 def test_bad_pacing_is_rejected(bad: dict[str, float]) -> None:
     with pytest.raises(agentsim.SimulationConfigError):
         SimulatedRealtimeServer(**bad)
+
+
+def test_a_server_is_not_reused_across_simulations() -> None:
+    server = SimulatedRealtimeServer()
+
+    async def main() -> None:
+        wire = server.connect()
+        await wire.close()
+
+    agentsim.run(main)
+    with pytest.raises(agentsim.SimulationConfigError, match="new server per run") as raised:
+        agentsim.run(main)
+    assert raised.value.parameter == "SimulatedRealtimeServer"

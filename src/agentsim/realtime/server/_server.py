@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._kernel.core import record_event
+from ..._kernel.core import current_core, record_event
 from ..._kernel.errors import SimulationConfigError
 from ...audio import pcm
 from ...scenario.errors import ScenarioError
@@ -171,6 +171,7 @@ class SimulatedRealtimeServer:
         self.log: list[tuple[float, str, str]] = []
         self._ids = ev.EventIds()
         self._wire: SimulatedWebSocket | None = None
+        self._simulation: object | None = None
         self._active: _Response | None = None
         self._responses: list[_Response] = []
         self._items: dict[str, dict[str, Any]] = {}
@@ -243,6 +244,11 @@ class SimulatedRealtimeServer:
     def connect(self) -> SimulatedWebSocket:
         """Open the client end of a connection, as the adapter does (call it
         yourself to speak raw JSON to the server). One connection at a time."""
+        core = current_core()
+        if self._simulation is not None and core is not self._simulation:
+            # Its state (responses, rules, seeded latency draws) belongs to one run.
+            raise SimulationConfigError("SimulatedRealtimeServer", "used in a second simulation", "a new server per run: build it inside the simulated function")
+        self._simulation = core
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
         self._downstream.clear()

@@ -8,9 +8,10 @@ server rules checked as test oracles. See docs/realtime-server.md.
 
 from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
 from ._model import raw_server_event as raw_server_event
-from ._server import CallTool as CallTool
-from ._server import RealtimeServerRuleError as RealtimeServerRuleError
-from ._server import Reply as Reply
-from ._server import RuleViolation as RuleViolation
+from ._rules import RealtimeServerRuleError as RealtimeServerRuleError
+from ._rules import RuleViolation as RuleViolation
+from ._script import CallTool as CallTool
+from ._script import Reply as Reply
+from ._script import Step as Step
 from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
 from ._wire import SimulatedWebSocket as SimulatedWebSocket

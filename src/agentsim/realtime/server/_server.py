@@ -7,18 +7,9 @@ sessions, conversation items, responses with audio and transcript deltas
 (confirmed after ``cancel_latency``), truncation, server VAD for scripted user
 speech (barge-in cancels the active response), clean and abrupt disconnects.
 
-Server rules are checked on every client event and recorded as
-:class:`RuleViolation`\\ s (with the offending event and its virtual time);
-``assert_rules()`` turns them into a test failure:
-
-* ``single_active_response``: no ``response.create`` while a response is active;
-* ``truncate_within_sent_audio``: ``conversation.item.truncate`` may not cut
-  an item later than the audio the server sent for it;
-* ``known_tool_call``: a ``function_call_output`` must answer a call the
-  server made;
-* ``no_events_after_close``: nothing is sent on a connection after the client
-  closed it or saw the server close it (events already in flight when the
-  server closes are lost, not a violation).
+Server rules (see ``_rules``) are checked on every client event and recorded
+as :class:`RuleViolation`\\ s with the offending event and its virtual time;
+``assert_rules()`` turns them into a test failure.
 """
 
 from __future__ import annotations
@@ -33,59 +24,16 @@ from typing import Any
 from ..._kernel.core import current_core, record_event
 from ..._kernel.errors import SimulationConfigError
 from ...audio import pcm
-from ...scenario.errors import ScenarioError
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec
 from . import _events as ev
+from ._rules import RealtimeServerRuleError, RuleViolation
+from ._script import CallTool, Reply, Step
+from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
 
-
-@dataclass(frozen=True)
-class Reply:
-    """An assistant answer: ``transcript`` spoken in ``audio_seconds`` of audio
-    (default: ``seconds_per_word`` of the server per word)."""
-
-    transcript: str
-    audio_seconds: float | None = None
-
-
-@dataclass(frozen=True)
-class CallTool:
-    """A response that calls tool ``name`` with ``arguments`` (a dict or JSON text)."""
-
-    name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
-    call_id: str | None = None
-
-    @property
-    def arguments_json(self) -> str:
-        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
-
-
-Step = Reply | CallTool
-
-
-@dataclass(frozen=True)
-class RuleViolation:
-    """A server rule the client broke: which ``rule``, at what virtual ``time``,
-    with which client ``event``; ``detail`` says how."""
-
-    rule: str
-    time: float
-    event: dict[str, Any]
-    detail: str
-
-    def describe(self) -> str:
-        return f"{self.time:.3f}s {self.rule}: {self.detail} (client event {self.event.get('type')})"
-
-
-class RealtimeServerRuleError(ScenarioError):
-    """The client broke Realtime server rules. ``violations`` lists them."""
-
-    def __init__(self, violations: Sequence[RuleViolation]) -> None:
-        self.violations = tuple(violations)
-        lines = "\n".join(f"  {violation.describe()}" for violation in self.violations)
-        super().__init__(f"{len(self.violations)} Realtime server rule violation(s):\n{lines}")
+#: The least audio the Realtime API accepts in a commit.
+MIN_COMMIT_MS = 100.0
 
 
 @dataclass
@@ -99,27 +47,6 @@ class _Response:
     spoken: list[str] = field(default_factory=list)
 
 
-DEFAULT_SESSION: dict[str, Any] = {
-    "type": "realtime",
-    "model": "gpt-realtime",
-    "output_modalities": ["audio"],
-    "audio": {
-        "input": {
-            "format": {"type": "audio/pcm", "rate": 24000},
-            "turn_detection": {"type": "server_vad", "interrupt_response": True, "create_response": True},
-        },
-        "output": {"format": {"type": "audio/pcm", "rate": 24000}, "voice": "alloy"},
-    },
-}
-
-
-def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in update.items():
-        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
-    return merged
-
-
 class SimulatedRealtimeServer:
     """A Realtime API server on the virtual clock, for the real adapter.
 
@@ -130,7 +57,10 @@ class SimulatedRealtimeServer:
     ``client_latency`` per client→server event, ``first_audio_latency`` from
     ``response.created`` to the first audio, ``cancel_latency`` to confirm a
     cancel. Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
-    times faster than real time::
+    times faster than real time. ``interrupt_response`` and ``create_response``
+    are the initial server-VAD switches; the client's ``session.update``
+    overrides them (the SDK sends its own turn detection: set them in
+    ``model_settings["turn_detection"]``)::
 
         server = SimulatedRealtimeServer([Reply("Hello there!"), CallTool("lookup", {"id": 7})], cancel_latency=0.12)
         runner = RealtimeRunner(agent, model=server.model())
@@ -164,7 +94,7 @@ class SimulatedRealtimeServer:
         self.audio_chunk_ms = audio_chunk_ms
         self.generation_speed = generation_speed
         self.seconds_per_word = seconds_per_word
-        self._session = _merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
+        self._session = merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
         #: Rules the client broke, in order.
         self.violations: list[RuleViolation] = []
         #: ``(virtual time, "client"|"server", event type)`` for every event, in order.
@@ -182,7 +112,12 @@ class SimulatedRealtimeServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._connected_at = 0.0
         self.closed = False
+        #: Milliseconds of microphone audio the client appended, in total.
         self.input_audio_ms = 0.0
+        self._buffered_input_ms = 0.0
+        self._pending_speech: list[str] = []  # words spoken with VAD off, for the next commit
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     # -- script ----------------------------------------------------------------------
 
@@ -199,7 +134,12 @@ class SimulatedRealtimeServer:
     def user_speaks(self, transcript: str, *, at: float | None = None, seconds: float = 1.5) -> None:
         """Scripted user speech, as server VAD sees it: ``speech_started`` at ``at``
         (now if None), ``speech_stopped``, the committed item and its transcript
-        ``seconds`` later. Barge-in: an active response is cancelled."""
+        ``seconds`` later, then a response if ``create_response``. Barge-in: an
+        active response is cancelled (if ``interrupt_response``).
+
+        With turn detection off (``turn_detection: None``) the server detects
+        nothing: the words become the transcript of the app's next
+        ``input_audio_buffer.commit``."""
         loop = asyncio.get_running_loop()
         start = loop.time() if at is None else at
         self._spawn(self._user_turn(transcript, start, seconds))
@@ -313,7 +253,7 @@ class SimulatedRealtimeServer:
         handler(event)
 
     def _on_session_update(self, event: dict[str, Any]) -> None:
-        self._session = _merge(self._session, event.get("session", {}))
+        self._session = merge(self._session, event.get("session", {}))
         self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
 
     def _on_conversation_item_create(self, event: dict[str, Any]) -> None:
@@ -343,12 +283,22 @@ class SimulatedRealtimeServer:
         self._send(ev.item_event("conversation.item.retrieved", self._ids.next("event"), item))
 
     def _on_input_audio_buffer_append(self, event: dict[str, Any]) -> None:
-        self.input_audio_ms += len(event.get("audio", "")) * 3 / 4 / 48  # base64 pcm16 at 24 kHz
+        ms = len(event.get("audio", "")) * 3 / 4 / 48  # base64 pcm16 at 24 kHz
+        self.input_audio_ms += ms
+        self._buffered_input_ms += ms
 
     def _on_input_audio_buffer_commit(self, event: dict[str, Any]) -> None:
-        self._send(ev.committed(self._ids.next("event"), self._ids.next("item"), self._last_item_id))
+        buffered = self._buffered_input_ms
+        if buffered < MIN_COMMIT_MS:
+            self._violation("commit_needs_audio", event, f"only {buffered:.0f} ms of audio appended since the last commit or clear; a commit needs {MIN_COMMIT_MS:.0f} ms")
+            message = f"Error committing input audio buffer: buffer too small. Expected at least {MIN_COMMIT_MS:.0f}ms of audio, but buffer only has {buffered:.2f}ms of audio."
+            self._error("input_audio_buffer_commit_empty", message, event)
+            return
+        self._buffered_input_ms = 0.0
+        self._commit_user_turn(self._ids.next("item"), self._pending_speech.pop(0) if self._pending_speech else None)
 
     def _on_input_audio_buffer_clear(self, event: dict[str, Any]) -> None:
+        self._buffered_input_ms = 0.0
         self._send({"type": "input_audio_buffer.cleared", "event_id": self._ids.next("event")})
 
     def _on_output_audio_buffer_clear(self, event: dict[str, Any]) -> None:
@@ -394,6 +344,7 @@ class SimulatedRealtimeServer:
     def _start_response(self) -> None:
         response = _Response(self._ids.next("resp"), self._next_step())
         self._active = response
+        self._idle.clear()
         self._responses.append(response)
         response.task = self._spawn(self._respond(response))
 
@@ -413,6 +364,7 @@ class SimulatedRealtimeServer:
         for task in list(self._tasks):
             task.cancel()
         self._active = None
+        self._idle.set()
 
     async def _respond(self, response: _Response) -> None:
         step, rid = response.step, response.id
@@ -433,6 +385,7 @@ class SimulatedRealtimeServer:
         finally:
             if self._active is response:
                 self._active = None
+                self._idle.set()
             words = len(response.spoken) or 1
             body = ev.response(rid, status, output, ev.usage(20, words * 2))
             if status == "cancelled":
@@ -490,19 +443,29 @@ class SimulatedRealtimeServer:
     async def _user_turn(self, transcript: str, start: float, seconds: float) -> None:
         loop = asyncio.get_running_loop()
         await asyncio.sleep(start - loop.time())
+        detection = turn_detection(self._session)
+        if detection is None:
+            # No VAD: the server hears nothing until the app commits the buffer;
+            # the words become the transcript of that commit.
+            await asyncio.sleep(seconds)
+            self._pending_speech.append(transcript)
+            return
         item_id = self._ids.next("item")
-        turn_detection = self._session["audio"]["input"].get("turn_detection") or {}
         self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
-        if self._active is not None and turn_detection.get("interrupt_response", True):
+        if self._active is not None and detection.get("interrupt_response", True):
             self._request_cancel(self._active, "turn_detected")  # barge-in
         await asyncio.sleep(seconds)
         self._send(ev.speech_stopped(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
-        self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))
-        self._add_item(ev.user_audio_item(item_id, None))
-        self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
-        self._last_user_text = transcript
-        if turn_detection.get("create_response", True):
-            while self._active is not None:  # the cancelled response must end first
-                await asyncio.sleep(0.01)
+        self._buffered_input_ms = 0.0  # VAD committed the buffer
+        self._commit_user_turn(item_id, transcript)
+        if detection.get("create_response", True):
+            await self._idle.wait()  # a cancelled response must end first
             if not self.closed:
                 self._start_response()
+
+    def _commit_user_turn(self, item_id: str, transcript: str | None) -> None:
+        self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))
+        self._add_item(ev.user_audio_item(item_id, None))
+        if transcript is not None:
+            self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+            self._last_user_text = transcript

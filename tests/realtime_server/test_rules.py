@@ -218,3 +218,23 @@ def test_a_server_is_not_reused_across_simulations() -> None:
     with pytest.raises(agentsim.SimulationConfigError, match="new server per run") as raised:
         agentsim.run(main)
     assert raised.value.parameter == "SimulatedRealtimeServer"
+
+
+def test_retrieve_and_delete_items() -> None:
+    async def main() -> tuple[list[str], list[str]]:
+        server = SimulatedRealtimeServer()
+        client = RawClient(server)
+        await client.send(type="conversation.item.create", item={"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+        item = (await client.until("conversation.item.added"))["item"]["id"]
+        await client.send(type="conversation.item.retrieve", item_id=item)
+        await client.until("conversation.item.retrieved")
+        await client.send(type="conversation.item.delete", item_id=item)
+        deleted = await client.until("conversation.item.deleted")
+        await client.send(type="conversation.item.delete", item_id=item)  # gone already
+        await client.until("error")
+        await client.hang_up()
+        assert deleted["item_id"] == item
+        return client.errors(), [violation.rule for violation in server.violations]
+
+    errors, rules = agentsim.run(main)
+    assert errors == ["item_not_found"] and rules == []

@@ -7,12 +7,13 @@ answer, barge-in, hang-up) runs on the SDK's ``OpenAIRealtimeWebSocketModel``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 from agents import function_tool
-from agents.realtime import RealtimeAgent
+from agents.realtime import RealtimeAgent, RealtimeRunner
 from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
 from pydantic import TypeAdapter
 
@@ -141,3 +142,32 @@ def test_the_same_seed_gives_the_same_call() -> None:
         return agentsim.simulate(_weather_call(), seed=seed, strategy="random").trace.digest()
 
     assert digest(3) == digest(3)
+
+
+def test_text_only_sessions_get_text_events(wire: dict[str, list[dict[str, Any]]]) -> None:
+    async def main() -> Any:
+        server = SimulatedRealtimeServer([Reply("hello there friend")])
+        config: Any = {"model_settings": {"modalities": ["text"]}}
+        session = await RealtimeRunner(RealtimeAgent(name="Texter"), model=server.model(), config=config).run()
+        history: list[Any] = []
+        async with session:
+            await session.send_message("hi")
+            try:
+                async with asyncio.timeout(3.0):
+                    async for event in session:
+                        if event.type == "history_updated":
+                            history = event.history
+            except TimeoutError:
+                pass
+        return server, history
+
+    server, history = agentsim.run(main)
+    kinds = [event["type"] for event in wire["server"]]
+    assert "response.output_audio.delta" not in kinds
+    assert kinds.count("response.output_text.delta") == 3  # a word at a time
+    for event in wire["server"]:
+        SERVER_EVENTS.validate_python(event)
+    # The SDK built the assistant message from the text deltas.
+    assert history[-1].role == "assistant"
+    assert [part.text for part in history[-1].content] == ["hello there friend"]
+    assert server.audio_sent_ms(server.responses[0]["item_id"]) == 0

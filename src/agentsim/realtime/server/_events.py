@@ -57,8 +57,12 @@ def response_event(kind: str, event_id: str, body: dict[str, Any]) -> Event:
     return {"type": kind, "event_id": event_id, "response": body}
 
 
-def assistant_item(item_id: str, status: str, transcript: str | None) -> dict[str, Any]:
-    content = [] if transcript is None else [{"type": "output_audio", "transcript": transcript}]
+def assistant_item(item_id: str, status: str, transcript: str | None, *, text: bool = False) -> dict[str, Any]:
+    """An assistant message; its content is ``transcript`` as audio, or as text."""
+    if transcript is None:
+        content: list[dict[str, Any]] = []
+    else:
+        content = [{"type": "output_text", "text": transcript}] if text else [{"type": "output_audio", "transcript": transcript}]
     return {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "status": status, "content": content}
 
 
@@ -81,7 +85,7 @@ def output_item(kind: str, event_id: str, response_id: str, item: dict[str, Any]
     return {"type": kind, "event_id": event_id, "response_id": response_id, "output_index": 0, "item": item}
 
 
-def content_part(kind: str, event_id: str, response_id: str, item_id: str, transcript: str) -> Event:
+def content_part(kind: str, event_id: str, response_id: str, item_id: str, transcript: str, *, text: bool = False) -> Event:
     return {
         "type": kind,
         "event_id": event_id,
@@ -89,7 +93,31 @@ def content_part(kind: str, event_id: str, response_id: str, item_id: str, trans
         "item_id": item_id,
         "output_index": 0,
         "content_index": 0,
-        "part": {"type": "audio", "transcript": transcript},
+        "part": {"type": "text", "text": transcript} if text else {"type": "audio", "transcript": transcript},
+    }
+
+
+def text_delta(event_id: str, response_id: str, item_id: str, delta: str) -> Event:
+    return {
+        "type": "response.output_text.delta",
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "content_index": 0,
+        "delta": delta,
+    }
+
+
+def text_done(event_id: str, response_id: str, item_id: str, text: str) -> Event:
+    return {
+        "type": "response.output_text.done",
+        "event_id": event_id,
+        "response_id": response_id,
+        "item_id": item_id,
+        "output_index": 0,
+        "content_index": 0,
+        "text": text,
     }
 
 

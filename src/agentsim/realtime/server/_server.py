@@ -44,6 +44,7 @@ class _Response:
     item_id: str | None = None
     cancel_requested: bool = False
     cancel_reason: str = "client_cancelled"
+    text_only: bool = False
     spoken: list[str] = field(default_factory=list)
 
 
@@ -282,6 +283,13 @@ class SimulatedRealtimeServer:
             return
         self._send(ev.item_event("conversation.item.retrieved", self._ids.next("event"), item))
 
+    def _on_conversation_item_delete(self, event: dict[str, Any]) -> None:
+        item_id = event.get("item_id", "")
+        if self._items.pop(item_id, None) is None:
+            self._error("item_not_found", f"no item {item_id!r}", event)
+            return
+        self._send({"type": "conversation.item.deleted", "event_id": self._ids.next("event"), "item_id": item_id})
+
     def _on_input_audio_buffer_append(self, event: dict[str, Any]) -> None:
         ms = len(event.get("audio", "")) * 3 / 4 / 48  # base64 pcm16 at 24 kHz
         self.input_audio_ms += ms
@@ -309,7 +317,8 @@ class SimulatedRealtimeServer:
             self._violation("single_active_response", event, f"response.create while {self._active.id} is active")
             self._error("conversation_already_has_active_response", f"Conversation already has an active response {self._active.id}", event)
             return
-        self._start_response()
+        requested = event.get("response") or {}
+        self._start_response(requested.get("output_modalities"))
 
     def _on_response_cancel(self, event: dict[str, Any]) -> None:
         active = self._active
@@ -341,8 +350,9 @@ class SimulatedRealtimeServer:
                 return step
         return self._steps.pop(0) if self._steps else Reply("")
 
-    def _start_response(self) -> None:
-        response = _Response(self._ids.next("resp"), self._next_step())
+    def _start_response(self, output_modalities: list[str] | None = None) -> None:
+        modalities = output_modalities or self._session.get("output_modalities")
+        response = _Response(self._ids.next("resp"), self._next_step(), text_only=modalities == ["text"])
         self._active = response
         self._idle.clear()
         self._responses.append(response)
@@ -379,7 +389,7 @@ class SimulatedRealtimeServer:
         except asyncio.CancelledError:
             status = "cancelled"
             if response.item_id is not None:
-                item = ev.assistant_item(response.item_id, "incomplete", "".join(response.spoken))
+                item = ev.assistant_item(response.item_id, "incomplete", "".join(response.spoken), text=response.text_only)
                 self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, item))
                 output = [item]
         finally:
@@ -406,37 +416,58 @@ class SimulatedRealtimeServer:
         return done
 
     async def _speak(self, response: _Response, step: Reply) -> dict[str, Any]:
-        rid = response.id
+        """An assistant message: audio with its transcript, or text when the
+        session's ``output_modalities`` is ``["text"]``."""
+        rid, text = response.id, response.text_only
         item_id = response.item_id = self._ids.next("item")
         self._audio_sent_ms[item_id] = 0.0
-        self._items[item_id] = ev.assistant_item(item_id, "in_progress", None)
-        self._send(ev.output_item("response.output_item.added", self._ids.next("event"), rid, ev.assistant_item(item_id, "in_progress", None)))
-        self._send(ev.content_part("response.content_part.added", self._ids.next("event"), rid, item_id, ""))
+        self._items[item_id] = ev.assistant_item(item_id, "in_progress", None, text=text)
+        self._send(ev.output_item("response.output_item.added", self._ids.next("event"), rid, self._items[item_id]))
+        self._send(ev.content_part("response.content_part.added", self._ids.next("event"), rid, item_id, "", text=text))
         seconds = step.audio_seconds if step.audio_seconds is not None else max(1, len(step.transcript.split())) * self.seconds_per_word
-        samples_per_chunk = max(1, round(24_000 * self.audio_chunk_ms / 1000))
-        chunks = pcm.tone_chunks(float(seconds), samples_per_chunk)
         words = [word + " " for word in step.transcript.split(" ")] if step.transcript else []
         if words:
             words[-1] = words[-1].rstrip()
-        loop = asyncio.get_running_loop()
         await asyncio.sleep(self._first_audio.seconds(len(self._responses) - 1))
+        if text:
+            await self._stream_text(response, item_id, words, seconds)
+        else:
+            await self._stream_audio(response, item_id, words, seconds)
+        transcript = "".join(response.spoken)
+        if text:
+            self._send(ev.text_done(self._ids.next("event"), rid, item_id, transcript))
+        else:
+            self._send(ev.audio_done("response.output_audio.done", self._ids.next("event"), rid, item_id))
+            self._send(ev.audio_done("response.output_audio_transcript.done", self._ids.next("event"), rid, item_id, transcript))
+        self._send(ev.content_part("response.content_part.done", self._ids.next("event"), rid, item_id, transcript, text=text))
+        done = ev.assistant_item(item_id, "completed", transcript, text=text)
+        self._items[item_id] = done
+        self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, done))
+        return done
+
+    async def _stream_audio(self, response: _Response, item_id: str, words: list[str], seconds: float) -> None:
+        # Chunks paced generation_speed times faster than real time; the
+        # transcript's words spread over them.
+        samples_per_chunk = max(1, round(24_000 * self.audio_chunk_ms / 1000))
+        chunks = pcm.tone_chunks(float(seconds), samples_per_chunk)
+        loop = asyncio.get_running_loop()
         start = loop.time()
         spacing = self.audio_chunk_ms / 1000 / self.generation_speed
         for index, chunk in enumerate(chunks):
             await asyncio.sleep(start + index * spacing - loop.time())
-            self._send(ev.audio_delta(self._ids.next("event"), rid, item_id, chunk))
+            self._send(ev.audio_delta(self._ids.next("event"), response.id, item_id, chunk))
             self._audio_sent_ms[item_id] += len(chunk) / 48
             for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:
                 response.spoken.append(word)
-                self._send(ev.transcript_delta(self._ids.next("event"), rid, item_id, word))
-        transcript = "".join(response.spoken)
-        self._send(ev.audio_done("response.output_audio.done", self._ids.next("event"), rid, item_id))
-        self._send(ev.audio_done("response.output_audio_transcript.done", self._ids.next("event"), rid, item_id, transcript))
-        self._send(ev.content_part("response.content_part.done", self._ids.next("event"), rid, item_id, transcript))
-        done = ev.assistant_item(item_id, "completed", transcript)
-        self._items[item_id] = done
-        self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, done))
-        return done
+                self._send(ev.transcript_delta(self._ids.next("event"), response.id, item_id, word))
+
+    async def _stream_text(self, response: _Response, item_id: str, words: list[str], seconds: float) -> None:
+        # A word at a time, as fast as the audio version would be generated.
+        spacing = seconds / max(1, len(words)) / self.generation_speed
+        for word in words:
+            await asyncio.sleep(spacing)
+            response.spoken.append(word)
+            self._send(ev.text_delta(self._ids.next("event"), response.id, item_id, word))
 
     # -- scripted user speech ---------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def one_case(minutes: float, seed: int, strategy: str) -> dict[str, float]:
+def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict[str, float]:
     sys.path.insert(0, str(EXAMPLES))
     import long_call
 
@@ -40,7 +40,7 @@ def one_case(minutes: float, seed: int, strategy: str) -> dict[str, float]:
     import agentsim
 
     started = time.perf_counter()
-    summary = agentsim.run(long_call.long_call, minutes, seed=seed, strategy=strategy, wall_timeout=None)
+    summary = agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
     wall = time.perf_counter() - started
     return {
         "minutes": minutes,
@@ -58,19 +58,20 @@ def main() -> None:
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        minutes, seed, strategy = args.case.split(",")
-        print(json.dumps(one_case(float(minutes), int(seed), strategy)))
+        minutes, seed, strategy, microphone = args.case.split(",")
+        print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic")))
         return
-    cases = [(args.minutes, 0, "fifo"), (args.minutes, 3, "random"), (args.minutes * 2, 0, "fifo")]
+    cases = [(args.minutes, 0, "fifo", ""), (args.minutes, 3, "random", ""), (args.minutes * 2, 0, "fifo", ""), (args.minutes, 0, "fifo", "mic")]
     rows = []
-    for minutes, seed, strategy in cases:
-        out = subprocess.run([sys.executable, __file__, "--case", f"{minutes},{seed},{strategy}"], capture_output=True, text=True, check=True)
-        rows.append((f"{minutes:g} min {strategy} seed {seed}", json.loads(out.stdout.strip().splitlines()[-1])))
+    for minutes, seed, strategy, microphone in cases:
+        out = subprocess.run([sys.executable, __file__, "--case", f"{minutes},{seed},{strategy},{microphone}"], capture_output=True, text=True, check=True)
+        name = f"{minutes:g} min {strategy} seed {seed}" + (" + microphone" if microphone else "")
+        rows.append((name, json.loads(out.stdout.strip().splitlines()[-1])))
     base = rows[0][1]["wall"]
-    print(f"{'case':28} {'wall s':>7} {'x real time':>11} {'events/s':>9} {'RSS MB':>7} {'vs base':>8} violations")
+    print(f"{'case':41} {'wall s':>7} {'x real time':>11} {'events/s':>9} {'RSS MB':>7} {'vs base':>8} violations")
     for name, row in rows:
         print(
-            f"{name:28} {row['wall']:7.2f} {row['minutes'] * 60 / row['wall']:11.0f} {row['events'] / row['wall']:9.0f}"
+            f"{name:41} {row['wall']:7.2f} {row['minutes'] * 60 / row['wall']:11.0f} {row['events'] / row['wall']:9.0f}"
             f" {row['rss_mb']:7.0f} {row['wall'] / base:7.2f}x {row['violations']:>10}"
         )
 

@@ -7,7 +7,7 @@ loop feeding a simulated player whose progress goes to the SDK's playback
 tracker. Every server rule is checked on every client event; the call must
 end with none broken.
 
-    python examples/long_call.py [--minutes 30] [--seed 0] [--strategy random]
+    python examples/long_call.py [--minutes 30] [--seed 0] [--strategy random] [--microphone]
 
 prints what happened and how long it took in wall time.
 """
@@ -77,8 +77,19 @@ def _script(server: SimulatedRealtimeServer, minutes: float) -> tuple[int, int, 
         at += speaking + (rng.uniform(1.5, 3.0) if barge_in else rng.uniform(8.0, 40.0))
 
 
-async def long_call(minutes: float = 30.0) -> CallSummary:
-    """The call itself (run it with ``agentsim.run``)."""
+MICROPHONE_CHUNK = bytes(960)  # 20 ms of pcm16 at 24 kHz
+
+
+async def _stream_microphone(session: Any) -> None:
+    # What a voice app does all call long: 20 ms of microphone audio every 20 ms.
+    while True:
+        await session.send_audio(MICROPHONE_CHUNK)
+        await asyncio.sleep(0.02)
+
+
+async def long_call(minutes: float = 30.0, microphone: bool = False) -> CallSummary:
+    """The call itself (run it with ``agentsim.run``); ``microphone`` also
+    streams the caller's microphone the whole time."""
     # After a tool call the SDK asks for a response with no new user words:
     # the server answers those from ``replies``, in order.
     follow_ups = [Reply("your order ships tomorrow", audio_seconds=3.0)] * 10_000
@@ -95,6 +106,7 @@ async def long_call(minutes: float = 30.0) -> CallSummary:
     truncations = 0
     session = await RealtimeRunner(AGENT, model=server.model()).run(model_config={"playback_tracker": player.tracker})
     async with session:
+        streaming = asyncio.get_running_loop().create_task(_stream_microphone(session)) if microphone else None
         try:
             async with asyncio.timeout(minutes * 60):
                 async for event in session:
@@ -103,6 +115,8 @@ async def long_call(minutes: float = 30.0) -> CallSummary:
                     truncations += raw is not None and raw["type"] == "conversation.item.truncated"
         except TimeoutError:
             pass
+        if streaming is not None:
+            streaming.cancel()
     player.close()
     responses = server.responses
     return CallSummary(
@@ -125,9 +139,10 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strategy", default="fifo")
+    parser.add_argument("--microphone", action="store_true", help="stream 20 ms microphone chunks all call long")
     args = parser.parse_args()
     started = time.perf_counter()
-    summary = agentsim.run(long_call, args.minutes, seed=args.seed, strategy=args.strategy, wall_timeout=None)
+    summary = agentsim.run(long_call, args.minutes, args.microphone, seed=args.seed, strategy=args.strategy, wall_timeout=None)
     wall = time.perf_counter() - started
     print(summary)
     print(f"{summary.minutes:.1f} simulated minutes in {wall:.1f} s wall ({summary.minutes * 60 / wall:.0f}x real time)")

@@ -238,3 +238,32 @@ def test_retrieve_and_delete_items() -> None:
 
     errors, rules = agentsim.run(main)
     assert errors == ["item_not_found"] and rules == []
+
+
+def test_a_new_connection_is_a_new_session() -> None:
+    # A reconnect starts a fresh Realtime session: the calls, items and
+    # configuration of the previous one are gone, so an output for an old
+    # call breaks known_tool_call and truncating an old item is not found.
+    async def main() -> tuple[SimulatedRealtimeServer, list[str]]:
+        server = SimulatedRealtimeServer([CallTool("lookup", {"id": 7}, call_id="call_7"), Reply("hi", audio_seconds=1.0)])
+        first = RawClient(server)
+        await first.send(type="session.update", session={"type": "realtime", "output_modalities": ["text"]})
+        await first.send(type="response.create")
+        await first.until("response.done")
+        await first.send(type="response.create")
+        answer = (await first.until("response.output_item.added", 2))["item"]["id"]
+        await first.until("response.done", 2)
+        await server.disconnect(clean=False)
+        await first._reader
+        second = RawClient(server)
+        created = await second.until("session.created")
+        assert created["session"]["output_modalities"] == ["audio"]  # the update died with the session
+        await second.send(type="conversation.item.create", item={"type": "function_call_output", "call_id": "call_7", "output": "found"})
+        await second.send(type="conversation.item.truncate", item_id=answer, content_index=0, audio_end_ms=0)
+        await second.until("error", 2)
+        await second.hang_up()
+        return server, second.errors()
+
+    server, errors = agentsim.run(main)
+    assert [violation.rule for violation in server.violations] == ["known_tool_call"]
+    assert errors == ["invalid_call_id", "item_not_found"]

@@ -95,7 +95,7 @@ class SimulatedRealtimeServer:
         self.audio_chunk_ms = audio_chunk_ms
         self.generation_speed = generation_speed
         self.seconds_per_word = seconds_per_word
-        self._session = merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
+        self._initial_session = merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
         #: Rules the client broke, in order.
         self.violations: list[RuleViolation] = []
         #: ``(virtual time, "client"|"server", event type)`` for every event, in order.
@@ -105,20 +105,27 @@ class SimulatedRealtimeServer:
         self._simulation: object | None = None
         self._active: _Response | None = None
         self._responses: list[_Response] = []
-        self._items: dict[str, dict[str, Any]] = {}
-        self._last_item_id: str | None = None
-        self._audio_sent_ms: dict[str, float] = {}
-        self._known_calls: set[str] = set()
-        self._last_user_text = ""
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._audio_sent_ms: dict[str, float] = {}  # every item ever, for inspection
+        self._response_tasks: set[asyncio.Task[Any]] = set()
+        self._speech_tasks: set[asyncio.Task[Any]] = set()
         self._connected_at = 0.0
-        self.closed = False
+        self.closed = True  # until a client connects
         #: Milliseconds of microphone audio the client appended, in total.
         self.input_audio_ms = 0.0
-        self._buffered_input_ms = 0.0
-        self._pending_speech: list[str] = []  # words spoken with VAD off, for the next commit
         self._idle = asyncio.Event()
         self._idle.set()
+        self._new_session()
+
+    def _new_session(self) -> None:
+        # Each connection is a fresh Realtime session: the server forgets the
+        # previous one's items, calls and configuration.
+        self._session = self._initial_session
+        self._items: dict[str, dict[str, Any]] = {}
+        self._last_item_id: str | None = None
+        self._known_calls: set[str] = set()
+        self._last_user_text = ""
+        self._buffered_input_ms = 0.0
+        self._pending_speech: list[str] = []  # words spoken with VAD off, for the next commit
 
     # -- script ----------------------------------------------------------------------
 
@@ -140,19 +147,23 @@ class SimulatedRealtimeServer:
 
         With turn detection off (``turn_detection: None``) the server detects
         nothing: the words become the transcript of the app's next
-        ``input_audio_buffer.commit``."""
+        ``input_audio_buffer.commit``. Scripted speech belongs to the current
+        connection: a close cancels what is still to come, and speech while
+        no client is connected is not heard."""
         loop = asyncio.get_running_loop()
         start = loop.time() if at is None else at
-        self._spawn(self._user_turn(transcript, start, seconds))
+        self._spawn(self._user_turn(transcript, start, seconds), self._speech_tasks)
 
     async def disconnect(self, *, clean: bool = True) -> None:
         """The server drops the connection: a normal close (code 1000) after the
-        events already sent arrive, or an abrupt one (1006) at once."""
+        events already sent arrive, or an abrupt one (1006) at once. A client
+        may connect again; it gets a fresh session (no items, calls or
+        configuration of the old one)."""
         wire = self._wire
         if wire is None or self.closed:
             return
         self.closed = True
-        self._stop_responses()
+        self._stop_tasks()
         if clean:
             self._downstream.send(lambda: self._close_wire(wire, clean=True))  # after what was sent
         else:
@@ -194,6 +205,7 @@ class SimulatedRealtimeServer:
             raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
         self._downstream.clear()
         self._upstream.clear()
+        self._new_session()
         self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
@@ -203,7 +215,7 @@ class SimulatedRealtimeServer:
     def _client_closed(self) -> None:
         self._record("client", "close")
         self.closed = True
-        self._stop_responses()
+        self._stop_tasks()
 
     def _sent_after_close(self, event: dict[str, Any]) -> None:
         self._violation("no_events_after_close", event, f"{event.get('type', '?')} sent on a connection the client knew was closed")
@@ -226,10 +238,11 @@ class SimulatedRealtimeServer:
             self._record("server", kind)
             wire.receive(message)
 
-    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+    @staticmethod
+    def _spawn(coroutine: Any, tasks: set[asyncio.Task[Any]]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
         return task
 
     def _violation(self, rule: str, event: dict[str, Any], detail: str) -> None:
@@ -330,7 +343,7 @@ class SimulatedRealtimeServer:
 
     def _on_conversation_item_truncate(self, event: dict[str, Any]) -> None:
         item_id, end_ms = event.get("item_id", ""), int(event.get("audio_end_ms", 0))
-        sent = self._audio_sent_ms.get(item_id)
+        sent = self._audio_sent_ms.get(item_id) if item_id in self._items else None
         if sent is None:
             self._error("item_not_found", f"no assistant audio item {item_id!r}", event)
             return
@@ -356,7 +369,7 @@ class SimulatedRealtimeServer:
         self._active = response
         self._idle.clear()
         self._responses.append(response)
-        response.task = self._spawn(self._respond(response))
+        response.task = self._spawn(self._respond(response), self._response_tasks)
 
     def _request_cancel(self, response: _Response, reason: str) -> None:
         if response.cancel_requested:
@@ -370,8 +383,10 @@ class SimulatedRealtimeServer:
         if response.task is not None and not response.task.done():
             response.task.cancel()
 
-    def _stop_responses(self) -> None:
-        for task in list(self._tasks):
+    def _stop_tasks(self) -> None:
+        # Scripted speech belongs to the connection too: schedule it again
+        # after a reconnect (and nothing outlives the call).
+        for task in [*self._response_tasks, *self._speech_tasks]:
             task.cancel()
         self._active = None
         self._idle.set()
@@ -474,6 +489,8 @@ class SimulatedRealtimeServer:
     async def _user_turn(self, transcript: str, start: float, seconds: float) -> None:
         loop = asyncio.get_running_loop()
         await asyncio.sleep(start - loop.time())
+        if self.closed:
+            return  # not connected yet: nobody hears it
         detection = turn_detection(self._session)
         if detection is None:
             # No VAD: the server hears nothing until the app commits the buffer;

@@ -76,3 +76,38 @@ def test_clean_close_delivers_what_was_sent_then_ends_the_session(at: float) -> 
     # an end-of-stream event; older ones (0.13.6) keep waiting until the app's timeout.
     assert outcome["ended_at"] == pytest.approx(close_time if HAS_END_OF_STREAM else 10.0)
     assert server.violations == []
+
+
+def test_an_app_that_reconnects_after_a_drop_gets_a_fresh_session() -> None:
+    async def main() -> tuple[SimulatedRealtimeServer, list[float]]:
+        server = SimulatedRealtimeServer([Reply("first answer", audio_seconds=3.0), Reply("second answer", audio_seconds=1.0)], generation_speed=1.0)
+        connected_at: list[float] = []
+
+        async def drop_at(seconds: float) -> None:
+            await asyncio.sleep(seconds)
+            await server.disconnect(clean=False)
+
+        for attempt in range(2):
+            session = await RealtimeRunner(RealtimeAgent(name="Support"), model=server.model()).run()
+            connected_at.append(agentsim.now())
+            async with session:
+                server.user_speaks("hello", at=agentsim.now() + 0.5, seconds=0.5)
+                if attempt == 0:
+                    dropping = asyncio.get_running_loop().create_task(drop_at(2.0))
+                try:
+                    async with asyncio.timeout(4.0):
+                        async for _ in session:
+                            pass
+                except (ConnectionClosedError, TimeoutError):
+                    pass
+        await dropping
+        return server, connected_at
+
+    server, connected_at = agentsim.run(main)
+    assert server.violations == []
+    first, second = server.responses
+    assert first["cancelled"] is False  # dropped mid-answer: it never finished or was cancelled by anyone
+    assert server.audio_sent_ms(first["item_id"]) < 3000
+    assert server.audio_sent_ms(second["item_id"]) == 1000.0
+    assert connected_at[1] == pytest.approx(2.0)  # reconnected the moment the drop surfaced
+    assert [kind for _, side, kind in server.log if kind == "session.created"] == ["session.created"] * 2

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from pydantic import TypeAdapter
 import agentsim
 from agentsim.audio import SimulatedPlayer
 from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, SimulatedWebSocket, raw_server_event
+from agentsim.timing import uniform
 
 from .calls import run_call
 
@@ -142,6 +147,44 @@ def test_the_same_seed_gives_the_same_call() -> None:
         return agentsim.simulate(_weather_call(), seed=seed, strategy="random").trace.digest()
 
     assert digest(3) == digest(3)
+
+
+CROSS_PROCESS = """
+import json, sys
+sys.path.insert(0, {root!r})
+import agentsim
+from tests.realtime_server.test_wire import _jittered_call
+print(json.dumps([agentsim.simulate(_jittered_call(), seed=seed, strategy="random").trace.digest() for seed in (1, 2)]))
+"""
+
+
+def _jittered_call() -> Any:
+    async def main() -> None:
+        server = SimulatedRealtimeServer([Reply("a b c d e f", audio_seconds=2.0), Reply("ok")], latency=uniform(0.01, 0.08), cancel_latency=uniform(0.05, 0.3))
+        player = SimulatedPlayer(network_delay=uniform(0.02, 0.1), jitter_buffer_ms=60)
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("go", at=0.3, seconds=0.3)
+            server.user_speaks("stop", at=1.2, seconds=0.3)
+
+        await run_call(server, RealtimeAgent(name="Jitter"), player=player, seconds=4, script=script)
+
+    return main
+
+
+def test_a_seed_gives_the_same_call_in_any_process() -> None:
+    root = str(Path(__file__).resolve().parents[2])
+    outputs = []
+    for hash_seed in ("0", "4242"):
+        completed = subprocess.run(
+            [sys.executable, "-c", CROSS_PROCESS.format(root=root)],
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        outputs.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0] != outputs[0][1]  # and the two seeds drew different calls
 
 
 def test_text_only_sessions_get_text_events(wire: dict[str, list[dict[str, Any]]]) -> None:

@@ -161,3 +161,35 @@ def test_what_is_heard_never_runs_ahead_of_what_arrived_or_of_time(
         player.close()
 
     agentsim.run(main, seed=seed, strategy="random")
+
+
+def test_the_player_works_on_the_scripted_transport_too() -> None:
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+
+    from agentsim.realtime import ScriptedRealtimeTransport
+
+    async def main() -> tuple[float, float]:
+        transport = ScriptedRealtimeTransport()
+        runner = RealtimeRunner(RealtimeAgent(name="Teller"), model=transport, config={"tracing_disabled": True})
+        player = SimulatedPlayer(network_delay=0.05, jitter_buffer_ms=60)
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            await ctx.stream_audio(response_id="r1", item_id="item_1", duration=1.0, transcript="once upon a time")
+
+        async def app() -> None:
+            async with await runner.run() as session:
+                try:
+                    async with asyncio.timeout(2.0):
+                        async for event in session:
+                            player.on_event(event)
+                except TimeoutError:
+                    pass
+
+        await transport.run_scenario(scenario=scenario, exercise=app, timeout=5.0)
+        state = player.tracker.get_state()
+        return player.played_ms("item_1"), float(state["elapsed_ms"] or 0.0)
+
+    heard, reported = agentsim.run(main)
+    assert heard == pytest.approx(1000.0)  # all of it, at real rate, after the delay
+    assert reported == pytest.approx(1000.0)

@@ -19,10 +19,13 @@ async def run_call(
     seconds: float,
     script: Any = None,
     config: Any = None,
+    drop_interrupted_audio: bool = False,
 ) -> list[Any]:
     """Connect, let ``script(server, session)`` act, route every session event to
     ``player`` for ``seconds`` of virtual time, then hang up. Returns the events.
-    ``config`` is the runner's ``RealtimeRunConfig``."""
+    ``config`` is the runner's ``RealtimeRunConfig``. With
+    ``drop_interrupted_audio`` the app does not play audio of an item after
+    its ``audio_interrupted`` (stale chunks still arriving)."""
     runner = RealtimeRunner(agent, model=server.model(), config=config)
     session = await runner.run(model_config={"playback_tracker": player.tracker})
     events: list[Any] = []
@@ -31,9 +34,14 @@ async def run_call(
             script(server, session)
         try:
             async with asyncio.timeout(seconds):
+                interrupted: set[str] = set()
                 async for event in session:
-                    player.on_event(event)
                     events.append(event)
+                    if event.type == "audio_interrupted":
+                        interrupted.add(event.item_id)
+                    if drop_interrupted_audio and event.type == "audio" and event.item_id in interrupted:
+                        continue
+                    player.on_event(event)
         except TimeoutError:
             pass
     player.close()

@@ -208,3 +208,33 @@ def test_an_app_that_sends_after_the_server_hung_up_is_reported() -> None:
     assert violation.rule == "no_events_after_close"
     assert violation.event["type"] == "conversation.item.create"
     assert violation.time == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("cancel_latency", [0.05, 0.3, 1.0])
+@pytest.mark.parametrize("drop_interrupted_audio", [False, True], ids=["plays-everything", "drops-stale-audio"])
+def test_stale_audio_after_a_barge_in_lasts_as_long_as_the_cancel(cancel_latency: float, drop_interrupted_audio: bool) -> None:
+    # What the SDK does: after a server-VAD barge-in the adapter still emits
+    # the interrupted response's audio deltas that the server generated until
+    # it confirmed the cancel. An app that plays every `audio` event makes the
+    # caller hear the old answer for as long as the cancel took (at real-time
+    # generation); one that drops audio of interrupted items hears none.
+    async def main() -> tuple[SimulatedPlayer, str, list[float]]:
+        server = SimulatedRealtimeServer([Reply("a long story " * 4, audio_seconds=6.0), Reply("okay")], generation_speed=1.0, cancel_latency=cancel_latency)
+        player = SimulatedPlayer(network_delay=0.05, jitter_buffer_ms=80)
+        heard_at_interrupt: list[float] = []
+
+        def script(server: SimulatedRealtimeServer, session: Any) -> None:
+            server.user_speaks("tell me a story", at=0.5, seconds=0.5)
+            server.user_speaks("stop", at=3.0, seconds=0.4)
+            asyncio.get_running_loop().call_at(3.03, lambda: heard_at_interrupt.append(player.heard_ms))
+
+        await run_call(server, RealtimeAgent(name="Teller"), player=player, seconds=8, script=script, drop_interrupted_audio=drop_interrupted_audio)
+        server.assert_rules()
+        return player, server.responses[0]["item_id"], heard_at_interrupt
+
+    player, story, [heard_at_interrupt] = agentsim.run(main)
+    stale = player.played_ms(story) - heard_at_interrupt
+    if drop_interrupted_audio:
+        assert stale == 0
+    else:
+        assert stale == pytest.approx(cancel_latency * 1000, abs=40.0)  # one 40 ms chunk of slack

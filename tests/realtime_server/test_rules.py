@@ -267,3 +267,21 @@ def test_a_new_connection_is_a_new_session() -> None:
     server, errors = agentsim.run(main)
     assert [violation.rule for violation in server.violations] == ["known_tool_call"]
     assert errors == ["invalid_call_id", "item_not_found"]
+
+
+@pytest.mark.parametrize(
+    ("build", "parameter"),
+    [
+        (lambda: SimulatedRealtimeServer(["hello"]), "replies[0]"),  # type: ignore[list-item]
+        (lambda: SimulatedRealtimeServer(seconds_per_word=0), "seconds_per_word"),
+        (lambda: Reply("hi", audio_seconds=-1), "Reply.audio_seconds"),
+        (lambda: CallTool("lookup", "{not json"), "CallTool.arguments"),
+        (lambda: CallTool(""), "CallTool.name"),
+        (lambda: SimulatedRealtimeServer().when_user_says("refund", "sure"), "step"),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_scripts_are_typed_errors_that_name_the_parameter(build: Any, parameter: str) -> None:
+    with pytest.raises(agentsim.SimulationConfigError) as raised:
+        build()
+    assert raised.value.parameter == parameter
+    assert parameter in str(raised.value)

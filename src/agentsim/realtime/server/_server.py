@@ -48,6 +48,12 @@ class _Response:
     spoken: list[str] = field(default_factory=list)
 
 
+def _checked_step(step: object, where: str) -> Step:
+    if not isinstance(step, Reply | CallTool):
+        raise SimulationConfigError(where, step, 'Reply("words", audio_seconds=...) or CallTool("tool_name", {...})')
+    return step
+
+
 class SimulatedRealtimeServer:
     """A Realtime API server on the virtual clock, for the real adapter.
 
@@ -84,9 +90,10 @@ class SimulatedRealtimeServer:
         interrupt_response: bool = True,
         create_response: bool = True,
     ) -> None:
-        if not audio_chunk_ms > 0 or not generation_speed > 0:
-            raise SimulationConfigError("audio_chunk_ms/generation_speed", (audio_chunk_ms, generation_speed), "positive numbers")
-        self._steps = list(replies)
+        for name, value in (("audio_chunk_ms", audio_chunk_ms), ("generation_speed", generation_speed), ("seconds_per_word", seconds_per_word)):
+            if not (isinstance(value, int | float) and value > 0):
+                raise SimulationConfigError(name, value, "a positive number")
+        self._steps = [_checked_step(step, f"replies[{index}]") for index, step in enumerate(replies)]
         self._by_phrase: list[tuple[str, Step]] = []
         self._downstream = OrderedLink(DelaySource(latency, name="latency", stream="server:latency"))
         self._upstream = OrderedLink(DelaySource(client_latency, name="client_latency", stream="server:client_latency"))
@@ -131,7 +138,9 @@ class SimulatedRealtimeServer:
 
     def when_user_says(self, phrase: str, step: Step) -> None:
         """Answer with ``step`` the first time the user's words contain ``phrase``."""
-        self._by_phrase.append((phrase.lower(), step))
+        if not isinstance(phrase, str) or not phrase:
+            raise SimulationConfigError("phrase", phrase, "words the user says, a non-empty str")
+        self._by_phrase.append((phrase.lower(), _checked_step(step, "step")))
 
     def model(self) -> Any:
         """A real ``OpenAIRealtimeWebSocketModel`` connected to this server in memory."""
@@ -150,6 +159,10 @@ class SimulatedRealtimeServer:
         ``input_audio_buffer.commit``. Scripted speech belongs to the current
         connection: a close cancels what is still to come, and speech while
         no client is connected is not heard."""
+        if not isinstance(transcript, str):
+            raise SimulationConfigError("transcript", transcript, "the words the user says, a str")
+        if not (isinstance(seconds, int | float) and seconds >= 0):
+            raise SimulationConfigError("seconds", seconds, "how long the user speaks, in seconds >= 0")
         loop = asyncio.get_running_loop()
         start = loop.time() if at is None else at
         self._spawn(self._user_turn(transcript, start, seconds), self._speech_tasks)

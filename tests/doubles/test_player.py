@@ -193,3 +193,15 @@ def test_the_player_works_on_the_scripted_transport_too() -> None:
     heard, reported = agentsim.run(main)
     assert heard == pytest.approx(1000.0)  # all of it, at real rate, after the delay
     assert reported == pytest.approx(1000.0)
+
+
+def test_a_player_is_not_reused_across_simulations() -> None:
+    player = SimulatedPlayer()
+
+    async def main() -> None:
+        player.receive("a", 0, 40.0)
+        await asyncio.sleep(0.1)
+
+    agentsim.run(main)
+    with pytest.raises(agentsim.SimulationConfigError, match="new player per run"):
+        agentsim.run(main)

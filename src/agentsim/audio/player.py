@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.realtime.model import RealtimePlaybackTracker
 
-from .._kernel.core import record_event
+from .._kernel.core import current_core, record_event
 from .._kernel.errors import SimulationConfigError
 from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec
@@ -67,6 +67,7 @@ class SimulatedPlayer:
         self._playing_handle: asyncio.TimerHandle | None = None
         self._played: dict[str, float] = {}
         self._generation = 0  # bumped by interruptions: late arrivals of flushed audio are dropped
+        self._simulation: object | None = None
         #: Total milliseconds of audio heard.
         self.heard_ms = 0.0
         #: Items whose playback an interruption cut short.
@@ -132,6 +133,10 @@ class SimulatedPlayer:
     # -- the device -----------------------------------------------------------------
 
     def _deliver_later(self, action: Callable[[int], None]) -> None:
+        core = current_core()
+        if self._simulation is not None and core is not self._simulation:
+            raise SimulationConfigError("SimulatedPlayer", "used in a second simulation", "a new player per run: build it inside the simulated function")
+        self._simulation = core
         generation = self._generation
         self._network.send(lambda: action(generation))
 

@@ -85,71 +85,19 @@ def output_item(kind: str, event_id: str, response_id: str, item: dict[str, Any]
     return {"type": kind, "event_id": event_id, "response_id": response_id, "output_index": 0, "item": item}
 
 
+def content_event(kind: str, event_id: str, response_id: str, item_id: str, **fields: Any) -> Event:
+    """A response event about content part 0 of output item 0: every delta and
+    ``.done`` of an assistant message (audio, transcript, text, the part)."""
+    return {"type": kind, "event_id": event_id, "response_id": response_id, "item_id": item_id, "output_index": 0, "content_index": 0, **fields}
+
+
 def content_part(kind: str, event_id: str, response_id: str, item_id: str, transcript: str, *, text: bool = False) -> Event:
-    return {
-        "type": kind,
-        "event_id": event_id,
-        "response_id": response_id,
-        "item_id": item_id,
-        "output_index": 0,
-        "content_index": 0,
-        "part": {"type": "text", "text": transcript} if text else {"type": "audio", "transcript": transcript},
-    }
-
-
-def text_delta(event_id: str, response_id: str, item_id: str, delta: str) -> Event:
-    return {
-        "type": "response.output_text.delta",
-        "event_id": event_id,
-        "response_id": response_id,
-        "item_id": item_id,
-        "output_index": 0,
-        "content_index": 0,
-        "delta": delta,
-    }
-
-
-def text_done(event_id: str, response_id: str, item_id: str, text: str) -> Event:
-    return {
-        "type": "response.output_text.done",
-        "event_id": event_id,
-        "response_id": response_id,
-        "item_id": item_id,
-        "output_index": 0,
-        "content_index": 0,
-        "text": text,
-    }
+    part = {"type": "text", "text": transcript} if text else {"type": "audio", "transcript": transcript}
+    return content_event(kind, event_id, response_id, item_id, part=part)
 
 
 def audio_delta(event_id: str, response_id: str, item_id: str, chunk: bytes) -> Event:
-    return {
-        "type": "response.output_audio.delta",
-        "event_id": event_id,
-        "response_id": response_id,
-        "item_id": item_id,
-        "output_index": 0,
-        "content_index": 0,
-        "delta": base64.b64encode(chunk).decode("ascii"),
-    }
-
-
-def transcript_delta(event_id: str, response_id: str, item_id: str, delta: str) -> Event:
-    return {
-        "type": "response.output_audio_transcript.delta",
-        "event_id": event_id,
-        "response_id": response_id,
-        "item_id": item_id,
-        "output_index": 0,
-        "content_index": 0,
-        "delta": delta,
-    }
-
-
-def audio_done(kind: str, event_id: str, response_id: str, item_id: str, transcript: str | None = None) -> Event:
-    event: Event = {"type": kind, "event_id": event_id, "response_id": response_id, "item_id": item_id, "output_index": 0, "content_index": 0}
-    if transcript is not None:
-        event["transcript"] = transcript
-    return event
+    return content_event("response.output_audio.delta", event_id, response_id, item_id, delta=base64.b64encode(chunk).decode("ascii"))
 
 
 def arguments_done(event_id: str, response_id: str, item_id: str, call_id: str, name: str, arguments: str) -> Event:

@@ -463,10 +463,10 @@ class SimulatedRealtimeServer:
             await self._stream_audio(response, item_id, words, seconds)
         transcript = "".join(response.spoken)
         if text:
-            self._send(ev.text_done(self._ids.next("event"), rid, item_id, transcript))
+            self._send(ev.content_event("response.output_text.done", self._ids.next("event"), rid, item_id, text=transcript))
         else:
-            self._send(ev.audio_done("response.output_audio.done", self._ids.next("event"), rid, item_id))
-            self._send(ev.audio_done("response.output_audio_transcript.done", self._ids.next("event"), rid, item_id, transcript))
+            self._send(ev.content_event("response.output_audio.done", self._ids.next("event"), rid, item_id))
+            self._send(ev.content_event("response.output_audio_transcript.done", self._ids.next("event"), rid, item_id, transcript=transcript))
         self._send(ev.content_part("response.content_part.done", self._ids.next("event"), rid, item_id, transcript, text=text))
         done = ev.assistant_item(item_id, "completed", transcript, text=text)
         self._items[item_id] = done
@@ -487,7 +487,7 @@ class SimulatedRealtimeServer:
             self._audio_sent_ms[item_id] += len(chunk) / 48
             for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:
                 response.spoken.append(word)
-                self._send(ev.transcript_delta(self._ids.next("event"), response.id, item_id, word))
+                self._send(ev.content_event("response.output_audio_transcript.delta", self._ids.next("event"), response.id, item_id, delta=word))
 
     async def _stream_text(self, response: _Response, item_id: str, words: list[str], seconds: float) -> None:
         # A word at a time, as fast as the audio version would be generated.
@@ -495,7 +495,7 @@ class SimulatedRealtimeServer:
         for word in words:
             await asyncio.sleep(spacing)
             response.spoken.append(word)
-            self._send(ev.text_delta(self._ids.next("event"), response.id, item_id, word))
+            self._send(ev.content_event("response.output_text.delta", self._ids.next("event"), response.id, item_id, delta=word))
 
     # -- scripted user speech ---------------------------------------------------------------------
 

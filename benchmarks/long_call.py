@@ -26,17 +26,6 @@ def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict
     sys.path.insert(0, str(EXAMPLES))
     import long_call
 
-    from agentsim.realtime.server import SimulatedRealtimeServer
-
-    wire_events = 0
-    record = SimulatedRealtimeServer._record
-
-    def counting(self: SimulatedRealtimeServer, direction: str, kind: str) -> None:
-        nonlocal wire_events
-        wire_events += 1
-        record(self, direction, kind)
-
-    SimulatedRealtimeServer._record = counting  # type: ignore[method-assign]
     import agentsim
 
     started = time.perf_counter()
@@ -45,7 +34,7 @@ def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict
     return {
         "minutes": minutes,
         "wall": wall,
-        "events": wire_events,
+        "events": summary.wire_events,
         "violations": len(summary.violations),
         "turns": summary.turns,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -51,6 +51,7 @@ class CallSummary:
     playback_interrupted: int
     heard_seconds: float
     sent_seconds: float
+    wire_events: int
     violations: list[str]
 
 
@@ -130,6 +131,7 @@ async def long_call(minutes: float = 30.0, microphone: bool = False) -> CallSumm
         playback_interrupted=len(player.interrupted),
         heard_seconds=player.heard_ms / 1000,
         sent_seconds=sum(server.audio_sent_ms(r["item_id"]) for r in responses if r["item_id"]) / 1000,
+        wire_events=len(server.log),
         violations=[violation.describe() for violation in server.violations],
     )
 

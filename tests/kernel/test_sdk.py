@@ -18,16 +18,6 @@ from agents import (
     retry_policies,
 )
 from agents.decorators import tool
-from agents.realtime import (
-    RealtimeAgent,
-    RealtimeModelOutputTextDeltaEvent,
-    RealtimeModelSendToolOutput,
-    RealtimeModelSendUserInput,
-    RealtimeModelToolCallEvent,
-    RealtimeRawModelEvent,
-    RealtimeRunner,
-)
-from agents.realtime.testing import RealtimeStep, ScriptedRealtimeModel
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tracing import TracingProcessor
 
@@ -150,58 +140,6 @@ def test_retry_backoff_jitter_is_seeded_and_waits_in_virtual_time() -> None:
         assert 4.0 * 0.875 <= delay <= 4.0 * 1.125
         assert agentsim.run(main, seed=seed) == delay
     assert len(set(delays.values())) > 1
-
-
-def test_realtime_session_with_scripted_realtime_model() -> None:
-    reply = RealtimeModelOutputTextDeltaEvent(item_id="item_1", delta="Hello!", response_id="response_1")
-
-    async def main() -> tuple[bool, ScriptedRealtimeModel]:
-        model = ScriptedRealtimeModel(
-            [RealtimeStep(expect=RealtimeModelSendUserInput(user_input="Hello"), emit=[reply])]
-        )
-        runner = RealtimeRunner(RealtimeAgent(name="Assistant"), model=model, config={"tracing_disabled": True})
-        observed = False
-        async with await runner.run() as session:
-            await session.send_message("Hello")
-            async for event in session:
-                if isinstance(event, RealtimeRawModelEvent) and event.data == reply:
-                    observed = True
-                    break
-        return observed, model
-
-    for seed in SEEDS:
-        observed, model = agentsim.run(main, seed=seed, strategy="random")
-        assert observed
-        assert model.sent_events == (RealtimeModelSendUserInput(user_input="Hello"),)
-        assert model.closed is True
-        model.assert_complete()
-
-
-@tool
-def lookup_order(order_id: str) -> str:
-    """Look up an order by ID."""
-    return f"Order {order_id} has shipped."
-
-
-def test_realtime_tool_workflow_with_scripted_realtime_model() -> None:
-    async def main() -> ScriptedRealtimeModel:
-        tool_call = RealtimeModelToolCallEvent(name="lookup_order", call_id="call_1", arguments='{"order_id":"order_123"}')
-
-        def matches_tool_output(event: object) -> bool:
-            return (
-                isinstance(event, RealtimeModelSendToolOutput)
-                and event.tool_call.call_id == "call_1"
-                and event.output == "Order order_123 has shipped."
-            )
-
-        model = ScriptedRealtimeModel([RealtimeStep(expect=matches_tool_output)], connect_events=[tool_call])
-        agent = RealtimeAgent(name="Order assistant", tools=[lookup_order])
-        runner = RealtimeRunner(agent, model=model, config={"async_tool_calls": False, "tracing_disabled": True})
-        async with await runner.run():
-            pass
-        return model
-
-    agentsim.run(main).assert_complete()
 
 
 def _timed_tool_agent(tool_seconds: float, timeout_seconds: float) -> tuple[Agent[Any], ScriptedModel, list[float]]:

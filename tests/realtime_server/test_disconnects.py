@@ -18,6 +18,9 @@ from ..realtime.sdk_features import HAS_END_OF_STREAM
 #: Moments of a call: before the user spoke, during their speech, between
 #: response.created and the first audio, mid-audio, after the response.
 MOMENTS = [0.3, 0.8, 1.2, 2.0, 5.0]
+#: FIFO and two random schedules: a disconnect lands among same-instant events.
+SCHEDULES = [(0, "fifo"), (1, "random"), (2, "random")]
+SCHEDULE_IDS = [f"{strategy}-{seed}" for seed, strategy in SCHEDULES]
 
 
 async def _call_until_disconnect(at: float, clean: bool) -> dict[str, Any]:
@@ -47,9 +50,10 @@ async def _call_until_disconnect(at: float, clean: bool) -> dict[str, Any]:
     return outcome
 
 
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
 @pytest.mark.parametrize("at", MOMENTS)
-def test_abrupt_disconnect_surfaces_at_once_and_loses_what_was_in_flight(at: float) -> None:
-    outcome = agentsim.run(_call_until_disconnect, at, False)
+def test_abrupt_disconnect_surfaces_at_once_and_loses_what_was_in_flight(at: float, seed: int, strategy: str) -> None:
+    outcome = agentsim.run(_call_until_disconnect, at, False, seed=seed, strategy=strategy)
     server: SimulatedRealtimeServer = outcome["server"]
     # The session's iteration raised the connection error the moment it dropped.
     assert isinstance(outcome["raised"], ConnectionClosedError)
@@ -63,9 +67,10 @@ def test_abrupt_disconnect_surfaces_at_once_and_loses_what_was_in_flight(at: flo
         assert server.responses == []
 
 
+@pytest.mark.parametrize(("seed", "strategy"), SCHEDULES, ids=SCHEDULE_IDS)
 @pytest.mark.parametrize("at", MOMENTS)
-def test_clean_close_delivers_what_was_sent_then_ends_the_session(at: float) -> None:
-    outcome = agentsim.run(_call_until_disconnect, at, True)
+def test_clean_close_delivers_what_was_sent_then_ends_the_session(at: float, seed: int, strategy: str) -> None:
+    outcome = agentsim.run(_call_until_disconnect, at, True, seed=seed, strategy=strategy)
     server: SimulatedRealtimeServer = outcome["server"]
     assert outcome["raised"] is None
     close_time = server.log[-1][0]
@@ -103,11 +108,12 @@ def test_an_app_that_reconnects_after_a_drop_gets_a_fresh_session() -> None:
         await dropping
         return server, connected_at
 
-    server, connected_at = agentsim.run(main)
-    assert server.violations == []
-    first, second = server.responses
-    assert first["cancelled"] is False  # dropped mid-answer: it never finished or was cancelled by anyone
-    assert server.audio_sent_ms(first["item_id"]) < 3000
-    assert server.audio_sent_ms(second["item_id"]) == 1000.0
-    assert connected_at[1] == pytest.approx(2.0)  # reconnected the moment the drop surfaced
-    assert [kind for _, side, kind in server.log if kind == "session.created"] == ["session.created"] * 2
+    for seed, strategy in SCHEDULES:
+        server, connected_at = agentsim.run(main, seed=seed, strategy=strategy)
+        assert server.violations == []
+        first, second = server.responses
+        assert first["cancelled"] is False  # dropped mid-answer: it never finished or was cancelled by anyone
+        assert server.audio_sent_ms(first["item_id"]) < 3000
+        assert server.audio_sent_ms(second["item_id"]) == 1000.0
+        assert connected_at[1] == pytest.approx(2.0)  # reconnected the moment the drop surfaced
+        assert [kind for _, side, kind in server.log if kind == "session.created"] == ["session.created"] * 2

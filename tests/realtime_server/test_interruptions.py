@@ -2,8 +2,8 @@
 against the simulated server, with jittered network and server latencies.
 
 Each case runs under FIFO and random seeds 0-15 (the stale-audio finding
-under FIFO and random 0-2) (every seed draws different
-latencies and a different order of simultaneous events). Each first checks
+under FIFO and random 0-2); every seed draws different latencies and a
+different order of simultaneous events. Each first checks
 that the run really reached the race window it is about (from the server's
 log), then that the server rules hold - on the installed SDK release, with
 no hand-written assertion about the SDK's internals.

@@ -197,7 +197,7 @@ def test_a_second_connection_while_one_is_open_is_a_config_error() -> None:
         server.connect()
         server.connect()
 
-    with pytest.raises(agentsim.SimulationConfigError, match="one connection"):
+    with pytest.raises(agentsim.SimulationConfigError, match="one connection at a time"):
         agentsim.run(main)
 
 

@@ -215,7 +215,7 @@ class SimulatedRealtimeServer:
             raise SimulationConfigError("SimulatedRealtimeServer", "used in a second simulation", "a new server per run: build it inside the simulated function")
         self._simulation = core
         if self._wire is not None and not self._wire.closed:
-            raise SimulationConfigError("model", "second connection", "one connection per SimulatedRealtimeServer")
+            raise SimulationConfigError("SimulatedRealtimeServer", "a second open connection", "one connection at a time: close the first (or let the server disconnect) before connecting again")
         self._downstream.clear()
         self._upstream.clear()
         self._new_session()

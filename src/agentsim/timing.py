@@ -15,9 +15,18 @@ spec                        meaning
 ``lognormal(0.3, 0.5)``     order (each double draws from its own stream)
 ==========================  ===============================================
 
-A distribution's *nominal* value (uniform: the midpoint; exponential: the
-mean; log-normal: the median) is its no-jitter value: when the explorer
-shrinks a failure it scales every draw toward it (``jitter_scale``).
+A distribution is also a *window*: the range of instants a real delay of
+that kind may take (uniform: ``[low, high]``; exponential: ``[0, 99th
+percentile]``; log-normal: ``[1st, 99th percentile]``; each capped by
+``cap``), around a *nominal* value (uniform: the midpoint; exponential: the
+mean; log-normal: the median). A double that *sleeps* a delay
+(:meth:`DelaySource.sleep`, :func:`sleep`, :func:`sleep_between`) sleeps on a
+windowed timer: which of several overlapping timers fires first is a
+scheduling choice the explorer makes (``random``, ``pct``), ``fifo`` fires
+each at its nominal instant, and ``jitter`` draws one point per delay from
+the distribution with the seed (sampling, the old behaviour). A delay that is
+only *computed* (:meth:`DelaySource.seconds`) is drawn, scaled toward the
+nominal value by the policy's ``jitter_scale`` (0 under ``fifo``).
 """
 
 from __future__ import annotations
@@ -27,7 +36,9 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
+
+import anyio
 
 from ._kernel.core import current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
@@ -42,6 +53,11 @@ class Delay(ABC):
 
     #: The value without jitter; None for deterministic delays.
     nominal: float | None = None
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        """``(earliest, nominal, latest)`` seconds of event ``index``, or None for
+        a deterministic delay (a point)."""
+        return None
 
 
 DelaySpec: TypeAlias = "float | int | Sequence[float] | Callable[[int], float] | Delay"
@@ -90,6 +106,9 @@ class Uniform(Delay):
     def nominal(self) -> float:  # type: ignore[override]
         return (self.low + self.high) / 2
 
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        return (self.low, self.nominal, self.high) if self.high > self.low else None
+
 
 @dataclass(frozen=True)
 class Exponential(Delay):
@@ -102,7 +121,10 @@ class Exponential(Delay):
 
     @property
     def nominal(self) -> float:  # type: ignore[override]
-        return self.mean
+        return self.mean if self.cap is None else min(self.mean, self.cap)
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        return _capped(0.0, self.mean, self.mean * _EXPONENTIAL_P99, self.cap)
 
 
 @dataclass(frozen=True)
@@ -117,7 +139,23 @@ class LogNormal(Delay):
 
     @property
     def nominal(self) -> float:  # type: ignore[override]
-        return self.median
+        return self.median if self.cap is None else min(self.median, self.cap)
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        spread = math.exp(_NORMAL_P99 * self.sigma)
+        return _capped(self.median / spread, self.median, self.median * spread, self.cap)
+
+
+#: The 99th percentile of an exponential distribution, in means (ln 100).
+_EXPONENTIAL_P99: Final = math.log(100)
+#: The 99th percentile of the standard normal distribution.
+_NORMAL_P99: Final = 2.3263478740408408
+
+
+def _capped(low: float, nominal: float, high: float, cap: float | None) -> tuple[float, float, float] | None:
+    if cap is not None:
+        low, nominal, high = min(low, cap), min(nominal, cap), min(high, cap)
+    return (low, nominal, high) if high > low else None
 
 
 def uniform(low: float, high: float) -> Delay:
@@ -152,18 +190,67 @@ def as_delay(spec: DelaySpec, *, name: str) -> Delay:
 
 
 class DelaySource:
-    """A delay spec bound to one double: draws the n-th duration from its own seeded stream."""
+    """A delay spec bound to one double: the n-th duration, from its own seeded stream.
+
+    Doubles *sleep* their delays with :meth:`sleep` (a windowed timer when the
+    spec is a distribution, so the explorer can order it against other
+    timers) and *compute* them with :meth:`seconds` where a number is needed::
+
+        latency = DelaySource(uniform(0.2, 0.4), name="latency", stream="my-double:latency")
+        await latency.sleep(call_index)
+    """
 
     def __init__(self, spec: DelaySpec, *, name: str, stream: str) -> None:
         self.delay = as_delay(spec, name=name)
         self._stream = stream
 
     def seconds(self, index: int) -> float:
+        """The duration of event ``index``, drawn (distributions) or given."""
         value = self.delay.seconds(index, seeded_random(f"timing:{self._stream}"))
         nominal = self.delay.nominal
         if nominal is None:
             return value
-        # The explorer's shrinker narrows jitter toward the nominal value.
         core = current_core()
-        scale = core.policy.jitter_scale if core is not None else 1.0
+        if core is None:
+            return value
+        core.jitter_draws += 1
+        # Nominal under fifo; the explorer's shrinker narrows jitter toward it.
+        scale = core.policy.jitter_scale
         return value if scale == 1.0 else max(0.0, nominal + (value - nominal) * scale)
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        """``(earliest, nominal, latest)`` of event ``index``; None for a point."""
+        return self.delay.window(index)
+
+    async def sleep(self, index: int) -> None:
+        """Sleep the duration of event ``index``: a windowed timer for a
+        distribution (a drawn point under the ``jitter`` strategy and outside
+        a simulation), a plain sleep otherwise."""
+        window = self.delay.window(index)
+        core = current_core()
+        if window is None or core is None or not core.policy.windows:
+            await anyio.sleep(self.seconds(index))
+            return
+        core.windowed_timers += 1
+        await core.sleep_window(*window)
+
+
+async def sleep(spec: DelaySpec, index: int = 0) -> None:
+    """Sleep a delay spec's duration for event ``index`` (see :class:`DelaySource`)::
+
+        await agentsim.timing.sleep(uniform(0.28, 0.32))    # a windowed timer
+        await agentsim.timing.sleep(0.3)                    # a plain sleep
+    """
+    await DelaySource(spec, name="spec", stream="sleep").sleep(index)
+
+
+async def sleep_between(low: float, high: float) -> None:
+    """Sleep somewhere between ``low`` and ``high`` seconds: a timer with that
+    window. Nominal timing (``fifo``) wakes at the midpoint; ``random`` and
+    ``pct`` choose its order against every other timer whose window overlaps;
+    ``jitter`` draws a point uniformly with the seed::
+
+        async def reply():
+            await agentsim.timing.sleep_between(0.28, 0.32)   # "about 300 ms"
+    """
+    await sleep(uniform(low, high))

@@ -27,6 +27,7 @@ class AsyncioBackend(Backend):
                     main.cancel()
 
             core.cancel_main = cancel_main
+            core.sleep_window = _sleep_window
             loop.on_idle = lambda: _on_idle(core, loop, main)
             try:
                 outcome.value = loop.run_until_complete(main)
@@ -47,6 +48,22 @@ async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], a
 
     core.guards_armed = True
     return await call_async_fn(async_fn, args)
+
+
+async def _sleep_window(earliest: float, nominal: float, latest: float) -> None:
+    """``asyncio.sleep`` with a window: a future settled by ``loop.call_window``."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    handle = loop.call_window(earliest, nominal, latest, _set_result_unless_cancelled, future)  # type: ignore[attr-defined]
+    try:
+        await future
+    finally:
+        handle.cancel()
+
+
+def _set_result_unless_cancelled(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.set_result(None)
 
 
 def _on_idle(core: SimulationCore, loop: VirtualEventLoop, main: asyncio.Task[Any]) -> None:

@@ -39,6 +39,7 @@ from .core import SimulationCore
 from .errors import SimulationEscapeError
 from .policy import CONTINUE, fifo_choice
 from .snapshots import caller_site, describe_callable
+from .windows import OptionLabels, WindowedTimer, WindowedTimers
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -109,6 +110,14 @@ class _LateTimerHandle(_TimerHandle):
             events.Handle._run(self)
         finally:
             loop._now = exact
+
+
+class _WindowTimerHandle(_TimerHandle):
+    """A timer with a window (``loop.call_window``); ``when()`` is its nominal instant."""
+
+    __slots__ = ("_window",)
+
+    _window: WindowedTimer
 
 
 class _TimerChoiceLabels(Sequence[str]):
@@ -196,6 +205,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._timers: list[TimerEntry] = []
         self._timer_sequence = itertools.count()
         self._cancelled_timers = 0
+        #: Timers with windows (``call_window``), fired when time must move.
+        self._windows = WindowedTimers()
         #: Timers due now that a non-FIFO policy has not fired yet (in schedule order).
         self._due: list[TimerEntry] = []
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
@@ -264,8 +275,34 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
+    def call_window(
+        self, earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any, context: Any = None
+    ) -> events.TimerHandle:
+        """Call ``callback(*args)`` once, at some instant between ``earliest`` and
+        ``latest`` seconds from now; ``nominal`` is where nominal timing puts it.
+
+        Which instant, relative to the other pending timers, is the scheduling
+        policy's choice (see ``windows.py``); FIFO takes ``nominal``.
+        """
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        now = self._clock.ticks
+        low = now + round(earliest * TICKS_PER_SECOND)
+        middle = now + round(nominal * TICKS_PER_SECOND)
+        high = now + round(latest * TICKS_PER_SECOND)
+        if not low <= middle <= high:
+            raise ValueError(f"call_window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+        if low == high:
+            return self._schedule_timer(low, callback, args, context)
+        handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
+        creator = "" if self._fifo else _label(_current_task(self))
+        handle._window = self._windows.add(low, middle, high, next(self._timer_sequence), handle, creator)
+        return handle
+
     def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
-        if handle._scheduled:
+        if handle.__class__ is _WindowTimerHandle:
+            self._windows.remove(handle._window)  # type: ignore[attr-defined]
+        elif handle._scheduled:
             self._cancelled_timers += 1
 
     # -- the loop ------------------------------------------------------------
@@ -278,11 +315,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             while timers and timers[0][2]._cancelled:
                 heappop(timers)[2]._scheduled = False
                 self._cancelled_timers -= 1
-            if not timers:
+            if self._windows and self._fire_windowed():
+                pass  # the clock moved to the chosen windowed timer (or the limit)
+            elif not timers:
                 self.on_idle()
                 return
-            ticks = timers[0][0]
-            if ticks > self._clock.ticks:
+            elif (ticks := timers[0][0]) > self._clock.ticks:
                 if self._clock.exceeds_limit(ticks):
                     self._core.abort(self._limit_error(ticks))
                     if not ready:
@@ -328,6 +366,48 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     handle._run()
             if not ready or self._stopping:
                 return
+
+    def _fire_windowed(self) -> bool:
+        """Time must move and windowed timers are pending: pick what fires next.
+
+        Returns False when no windowed timer can fire before the first point
+        timer (the caller then jumps to it as usual). Otherwise the clock
+        moves to the chosen option's instant and a chosen windowed timer is
+        queued first (FIFO: ready; policy: due), ahead of point timers due
+        at the same instant, because it was chosen to be first.
+        """
+        timers = self._timers
+        clock = self._clock
+        if timers:
+            top = timers[0]
+            options = self._windows.options(clock.ticks, top[0], top[1], top[3] or "-")
+        else:
+            options = self._windows.options(clock.ticks, None, 0, "")
+        if options is None:
+            return False
+        chosen = 0
+        if len(options) > 1 and not self._fifo:
+            labels = OptionLabels(options)
+            chosen = self._core.policy.choose("window", labels)
+            self._core.trace.record_choice(clock.ticks, "window", labels, chosen, 0)
+        option = options[chosen]
+        if clock.exceeds_limit(option.at):
+            self._core.abort(self._limit_error(option.at))
+            if not self._ready:
+                self.on_idle()
+            return True
+        clock.ticks = option.at
+        self._now = option.at / TICKS_PER_SECOND
+        timer = option.timer
+        if timer is not None:
+            self._windows.remove(timer)
+            handle = timer.payload
+            handle._scheduled = False
+            if self._fifo:
+                self._ready.append(handle)
+            else:
+                self._due.append((option.at, timer.sequence, handle, timer.label))
+        return True
 
     def _maintain(self) -> None:
         """Every few thousand turns: wall clock, trace chunking, heap compaction."""

@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from functools import cached_property
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
@@ -58,6 +58,13 @@ class SimulationCore:
         self.guards_armed = False
         #: Set by the backend: cancel the main task so that clean-up code runs.
         self.cancel_main: Callable[[], None] = lambda: None
+        #: Set by the backend: sleep until a windowed timer fires (seconds from
+        #: now: earliest, nominal, latest). See ``windows.py``.
+        self.sleep_window: Callable[[float, float, float], Awaitable[None]] = _no_backend_sleep
+        #: Windowed timers set so far (for the explorer's health check).
+        self.windowed_timers = 0
+        #: Delays drawn from a seeded distribution so far (jitter).
+        self.jitter_draws = 0
         self._rngs: dict[str, random.Random] = {}
 
     # -- time ----------------------------------------------------------------
@@ -108,6 +115,10 @@ class SimulationCore:
     def derived_seed(self, purpose: str) -> str:
         """A per-purpose seed string, so that streams never share state."""
         return f"agentsim:{purpose}:{self.seed}"
+
+
+async def _no_backend_sleep(earliest: float, nominal: float, latest: float) -> None:
+    raise RuntimeError("the simulation's backend has not started")
 
 
 _local = threading.local()

@@ -12,6 +12,10 @@ every schedule the policy picks is one a real loop could produce:
   moment that may fall before or after work that other timers triggered.
 * ``"batch"`` (trio): which task of trio's runnable batch runs next. Trio
   promises no order within a batch (it reverses batches at random itself).
+* ``"window"`` (both): time must move and timers with windows (delays known
+  only as a range, ``agentsim.timing``) overlap the first deadline: which
+  fires next. Options are in nominal order, so option 0 is nominal timing
+  (see ``windows.py``).
 
 ``fifo`` policies are never asked; backends take their fast path. A policy
 object is created per simulation, so it may keep state (PCT does).
@@ -28,7 +32,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, Final, Literal
 
-ChoiceKind = Literal["timer", "batch"]
+ChoiceKind = Literal["timer", "batch", "window"]
 
 #: Label of option 0 at a ``"timer"`` choice: keep running the ready queue.
 CONTINUE: Final = "<ready>"
@@ -48,8 +52,21 @@ class SchedulingPolicy(ABC):
     #: call :meth:`choose` and run their fast path.
     fifo: ClassVar[bool] = False
     #: How far seeded delays (``agentsim.timing`` distributions) stray from
-    #: their nominal value: 1 as drawn, 0 no jitter. The shrinker lowers it.
+    #: their nominal value where a number is drawn: 1 as drawn, 0 no jitter.
+    #: The shrinker lowers it.
     jitter_scale: float = 1.0
+    #: True: a delay known as a range sleeps on a windowed timer, whose order
+    #: against other timers is a ``"window"`` choice. False: a point is drawn
+    #: from its distribution with the seed instead (jitter-only sampling).
+    windows: bool = True
+
+    def for_seed(self, seed: int) -> SchedulingPolicy:
+        """A fresh policy like this one for another run (the explorer calls it
+        once per run). The default deep-copies the instance; seeded policies
+        override it to reseed."""
+        import copy
+
+        return copy.deepcopy(self)
 
     @abstractmethod
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
@@ -57,11 +74,29 @@ class SchedulingPolicy(ABC):
 
 
 class FifoPolicy(SchedulingPolicy):
-    """Stock order: the ready queue in FIFO order, same-instant timers in the order
-    they were scheduled, trio batches in task-creation order. The seed is unused."""
+    """Stock order and nominal timing: the ready queue in FIFO order,
+    same-instant timers in the order they were scheduled, trio batches in
+    task-creation order, every delay at its nominal value (no jitter, windows
+    fire at their nominal instant). The seed is unused."""
 
     name = "fifo"
     fifo = True
+    jitter_scale = 0.0
+
+    def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
+        return 0
+
+
+class JitterPolicy(SchedulingPolicy):
+    """Stock order with seeded delay jitter: each delay known as a range is a
+    point drawn from its distribution with the seed. This is sampling timing
+    instead of exploring it (a narrow overlap of two windows is hit about as
+    often as the draws land in it); it is the baseline the windowed
+    strategies are measured against, and what ``"fifo"`` did before windows."""
+
+    name = "jitter"
+    fifo = True
+    windows = False
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         return 0
@@ -77,12 +112,16 @@ class RandomPolicy(SchedulingPolicy):
         # process whatever PYTHONHASHSEED is.
         self._rng = random.Random(f"agentsim:schedule:{seed}")
 
+    def for_seed(self, seed: int) -> SchedulingPolicy:
+        return RandomPolicy(seed)
+
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         return self._rng.randrange(len(labels))
 
 
 def fifo_choice(kind: str, labels: Sequence[str]) -> int:
-    """The option FIFO order takes: fire the first due timer; run a batch in order."""
+    """The option FIFO order takes: fire the first due timer; run a batch in
+    order; fire the window option of nominal timing (option 0)."""
     if kind == "timer" and len(labels) > 1 and labels[0] == CONTINUE:
         return 1
     return 0
@@ -95,14 +134,16 @@ class ReplayPolicy(SchedulingPolicy):
     asks) to the option to take there; an option that does not exist at that
     point falls back to FIFO. ``ReplayPolicy({})`` is FIFO taken through the
     policy path. ``jitter_scale`` scales seeded delays toward their nominal
-    value (see :class:`SchedulingPolicy`).
+    value and ``windows=False`` draws delays instead of windowing them (see
+    :class:`SchedulingPolicy`).
     """
 
     name = "replay"
 
-    def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0) -> None:
+    def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0, windows: bool = True) -> None:
         self.deviations = dict(deviations or {})
         self.jitter_scale = jitter_scale
+        self.windows = windows
         self._index = 0
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
@@ -128,6 +169,9 @@ class PCTPolicy(SchedulingPolicy):
     """
 
     name = "pct"
+
+    def for_seed(self, seed: int) -> SchedulingPolicy:
+        return PCTPolicy(seed, depth=self.depth, steps=self.steps)
 
     def __init__(self, seed: int, *, depth: int = 3, steps: int = 64) -> None:
         self._rng = random.Random(f"agentsim:pct:{seed}")
@@ -159,6 +203,7 @@ class PCTPolicy(SchedulingPolicy):
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.
 STRATEGIES: Final = {
     "fifo": lambda seed: FifoPolicy(),
+    "jitter": lambda seed: JitterPolicy(),
     "random": RandomPolicy,
     "pct": PCTPolicy,
 }

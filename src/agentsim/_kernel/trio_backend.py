@@ -23,6 +23,7 @@ start with a clear error if a trio release renames them.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Awaitable, Callable, Iterator
 from math import inf
@@ -39,6 +40,7 @@ from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
 from .snapshots import snapshot_task
+from .windows import OptionLabels, WindowedTimers
 
 _WALL_CHECK_EVERY = 1024
 
@@ -54,10 +56,35 @@ class TrioVirtualClock:
     subclassed, so :meth:`attach` rebinds the instance's methods to these.
     """
 
-    def __init__(self, core: SimulationCore) -> None:
+    def __init__(self, core: SimulationCore, labels: Callable[[Any], str]) -> None:
         self._core = core
+        self._labels = labels
         #: One-shot value for the run loop's deadline expiry right after a jump.
         self._expiry: float | None = None
+        #: Sleeping tasks with windows (``sleep_window``), woken by ``_autojump``.
+        self._windows = WindowedTimers()
+        self._window_sequence = itertools.count()
+
+    async def sleep_window(self, earliest: float, nominal: float, latest: float) -> None:
+        """``trio.sleep`` with a window: the task waits until ``_autojump`` picks it."""
+        now = self._core.clock.ticks
+        low = now + round(earliest * TICKS_PER_SECOND)
+        middle = now + round(nominal * TICKS_PER_SECOND)
+        high = now + round(latest * TICKS_PER_SECOND)
+        if not low <= middle <= high:
+            raise ValueError(f"sleep_window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+        if low == high:
+            await trio.sleep(earliest)
+            return
+        task = trio.lowlevel.current_task()
+        label = "" if self._core.policy.fifo else self._labels(task)
+        timer = self._windows.add(low, middle, high, next(self._window_sequence), task, label)
+
+        def abort(raise_cancel: Any) -> trio.lowlevel.Abort:
+            self._windows.remove(timer)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
 
     def attach(self) -> MockClock:
         clock = MockClock(rate=0.0, autojump_threshold=0.0)
@@ -86,16 +113,53 @@ class TrioVirtualClock:
         core = self._core
         runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
         deadline = runner.deadlines.next_deadline()
-        if deadline == inf:
+        point = None if deadline == inf else max(round(deadline * TICKS_PER_SECOND), core.clock.ticks)
+        if self._windows and self._fire_windowed(runner, point):
+            return
+        if point is None:
             _on_idle(core, runner)
             return
-        ticks = max(round(deadline * TICKS_PER_SECOND), core.clock.ticks)
+        self._jump(runner, point)
+
+    def _fire_windowed(self, runner: Any, point: int | None) -> bool:
+        """Pick what fires next among windowed sleeps and the first deadline
+        (see ``windows.py``); False when no windowed sleep is a candidate."""
+        core = self._core
+        # Trio's deadlines carry no scheduling order: a tie goes to the deadline.
+        options = self._windows.options(core.clock.ticks, point, -1, "<deadline>")
+        if options is None:
+            return False
+        chosen = 0
+        if len(options) > 1 and not core.policy.fifo:
+            labels = OptionLabels(options)
+            chosen = core.policy.choose("window", labels)
+            core.trace.record_choice(core.clock.ticks, "window", labels, chosen, 0)
+        option = options[chosen]
+        if option.timer is None:
+            self._jump(runner, option.at)
+            return True
+        if core.clock.exceeds_limit(option.at):
+            self._limit(runner, option.at)
+            return True
+        core.clock.advance_to(option.at)
+        self._windows.remove(option.timer)
+        core.trace.record(option.at, "jump", "", "")
+        trio.lowlevel.reschedule(option.timer.payload)
+        return True
+
+    def _limit(self, runner: Any, ticks: int) -> None:
+        core = self._core
+        limit = (core.clock.limit_ticks or 0) / TICKS_PER_SECOND
+        error = VirtualTimeLimitError(limit, ticks / TICKS_PER_SECOND, _snapshots(runner))
+        if core.abort_error is not None:
+            raise _TrioHardStop(str(error))
+        core.abort(error)
+
+    def _jump(self, runner: Any, ticks: int) -> None:
+        """Move to the first point deadline, expiring its whole tick."""
+        core = self._core
         if core.clock.exceeds_limit(ticks):
-            limit = (core.clock.limit_ticks or 0) / TICKS_PER_SECOND
-            error = VirtualTimeLimitError(limit, ticks / TICKS_PER_SECOND, _snapshots(runner))
-            if core.abort_error is not None:
-                raise _TrioHardStop(str(error))
-            core.abort(error)
+            self._limit(runner, ticks)
             return
         core.clock.advance_to(ticks)
         self._expiry = max(ticks / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, ticks))
@@ -125,7 +189,8 @@ class _PolicyShuffler(random.Random):
         # Trio numbers tasks process-wide; traces need per-simulation numbers.
         self._labels: dict[Any, str] = {}
 
-    def _label(self, task: Any) -> str:
+    def label(self, task: Any) -> str:
+        """The task's name in traces (per-simulation numbering)."""
         label = self._labels.get(task)
         if label is None:
             label = self._labels[task] = task.name if task.name == "main" else f"{task.name}#{len(self._labels) + 1}"
@@ -141,19 +206,19 @@ class _PolicyShuffler(random.Random):
         # Trio runs the batch by popping from the end.
         if core.policy.fifo or len(batch) < 2:
             for task in batch:  # the order they will run in
-                core.trace.record(core.clock.ticks, "step", self._label(task), "")
+                core.trace.record(core.clock.ticks, "step", self.label(task), "")
             batch.reverse()
             return
         remaining = list(batch)
         order = []
         while len(remaining) > 1:
-            labels = [self._label(task) for task in remaining]
+            labels = [self.label(task) for task in remaining]
             chosen = core.policy.choose("batch", labels)
             core.trace.record_choice(core.clock.ticks, "batch", labels, chosen, 0)
             order.append(remaining.pop(chosen))
         order += remaining
         for task in order:
-            core.trace.record(core.clock.ticks, "step", self._label(task), "")
+            core.trace.record(core.clock.ticks, "step", self.label(task), "")
         batch[:] = reversed(order)
 
 
@@ -201,11 +266,14 @@ class TrioBackend(Backend):
         _check_trio_internals()
         outcome = Outcome()
         patches = PatchSet()
+        shuffler = _PolicyShuffler(core)
+        clock = TrioVirtualClock(core, shuffler.label)
+        core.sleep_window = clock.sleep_window
         patches.add(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING", True)
-        patches.add(trio_run_module, "_r", _PolicyShuffler(core))
+        patches.add(trio_run_module, "_r", shuffler)
         patches.apply()
         try:
-            outcome.value = trio.run(_main, core, async_fn, args, outcome, clock=TrioVirtualClock(core).attach())
+            outcome.value = trio.run(_main, core, async_fn, args, outcome, clock=clock.attach())
         except _TrioHardStop:
             pass  # core.abort_error says why
         except _ForcedUnwind:

@@ -1,0 +1,149 @@
+"""Timers with windows: "around 300 ms" is a range of instants, not a point.
+
+A real network reply "around 300 ms" may land before or after a timer "around
+320 ms". Drawing one point per delay (jitter) hides that freedom: two draws
+almost never fall in the narrow overlap where the order flips, so a race
+lives in 1 run of 100. Here a delay is a *windowed timer*
+``(earliest, nominal, latest)`` and the order is decided when time must move:
+
+* ``L`` is the smallest ``latest`` of every pending timer (a point timer's
+  latest is its deadline): something must fire by then.
+* Every timer whose window reaches back to ``L`` (``earliest <= L``) could
+  fire next in some real run: they are the *candidates*, and the scheduling
+  policy picks one.
+* The chosen timer fires at its nominal instant, moved into
+  ``[max(now, earliest), L]``: never before its window, never after any
+  pending timer's window closes, never backwards.
+
+Candidates are offered in *nominal order* (by that firing instant, then by
+scheduling order), so option 0 is what nominal timing does: always taking it
+fires every timer at its nominal instant, in the order plain sleeps of the
+nominal delays would. Point timers due at ``L`` form one option (their
+internal order is the backend's usual tie handling).
+
+Both backends keep their point timers in their own heaps; this module keeps
+the windowed ones, ordered by earliest and by latest instant, so the
+candidate query and the deadline are range queries (sortedcontainers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sortedcontainers import SortedList
+
+
+@dataclass(eq=False, slots=True)
+class WindowedTimer:
+    """One pending windowed timer. Instants are ticks; ``payload`` is the
+    backend's (an asyncio timer handle, a trio task); ``label`` names the task
+    that set it, for the policy and the trace."""
+
+    earliest: int
+    nominal: int
+    latest: int
+    sequence: int
+    payload: Any
+    label: str
+    pending: bool = field(default=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way time can move next: fire ``timer`` (None: the point timers due at
+    ``at``) at instant ``at``."""
+
+    at: int
+    sequence: int
+    timer: WindowedTimer | None
+    label: str
+
+
+class OptionLabels(Sequence[str]):
+    """The labels of a window choice, without copying."""
+
+    __slots__ = ("_options",)
+
+    def __init__(self, options: list[Option]) -> None:
+        self._options = options
+
+    def __len__(self) -> int:
+        return len(self._options)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        return self._options[index].label
+
+
+class WindowedTimers:
+    """The pending windowed timers of one simulation."""
+
+    __slots__ = ("_by_earliest", "_by_latest", "_count")
+
+    def __init__(self) -> None:
+        self._by_earliest: SortedList = SortedList(key=lambda timer: (timer.earliest, timer.sequence))
+        self._by_latest: SortedList = SortedList(key=lambda timer: (timer.latest, timer.sequence))
+        #: Windowed timers set so far (for the "no open choice" health check).
+        self._count = 0
+
+    def __len__(self) -> int:
+        return len(self._by_latest)
+
+    @property
+    def total_set(self) -> int:
+        """How many windowed timers were ever set in this simulation."""
+        return self._count
+
+    def add(self, earliest: int, nominal: int, latest: int, sequence: int, payload: Any, label: str) -> WindowedTimer:
+        """Add a pending timer; ``earliest <= nominal <= latest`` (ticks)."""
+        timer = WindowedTimer(earliest, nominal, latest, sequence, payload, label)
+        self._by_earliest.add(timer)
+        self._by_latest.add(timer)
+        self._count += 1
+        return timer
+
+    def remove(self, timer: WindowedTimer) -> None:
+        """Forget a timer (cancelled, or fired); removing twice is harmless."""
+        if timer.pending:
+            timer.pending = False
+            self._by_earliest.remove(timer)
+            self._by_latest.remove(timer)
+
+    def first_latest(self) -> int | None:
+        """The earliest instant by which some windowed timer must fire."""
+        return self._by_latest[0].latest if self._by_latest else None
+
+    def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> list[Option] | None:
+        """The ways time can move next, in nominal order, or None when no
+        windowed timer is a candidate (the backend then just fires its point
+        timers at ``point_at``).
+
+        ``point_at`` is the backend's earliest point deadline (None: none),
+        ``point_sequence`` and ``point_label`` those of the timer behind it.
+        """
+        if not self._by_latest:
+            return None
+        bound = self._by_latest[0].latest
+        if point_at is not None and point_at < bound:
+            bound = point_at
+        options = []
+        for timer in self._by_earliest.irange_key(max_key=(bound, math.inf)):
+            start = timer.earliest if timer.earliest > now else now
+            at = timer.nominal
+            if at < start:
+                at = start
+            elif at > bound:
+                at = bound
+            options.append(Option(at, timer.sequence, timer, timer.label))
+        if not options:
+            return None
+        if point_at == bound:
+            options.append(Option(bound, point_sequence, None, point_label))
+        options.sort(key=_nominal_order)
+        return options
+
+
+def _nominal_order(option: Option) -> tuple[int, int]:
+    return option.at, option.sequence

@@ -5,7 +5,13 @@ the player's path to the device) need jittered latency *and* in-order
 delivery. Scheduling one timer per message gives the first but not the
 second: messages due at the same virtual instant are exactly what the
 explorer's scheduling policy is free to reorder. So a link keeps its messages
-in one queue and a single timer delivers everything due, in send order.
+in one queue and a single timer delivers them, in send order.
+
+When the latency is a distribution and the policy explores windows, that
+timer is a windowed timer for the message at the head of the queue (its
+window counted from when it was sent, never before the message ahead of it
+arrived): its arrival against every other timer is a scheduling choice.
+Otherwise each message's latency is drawn when it is sent.
 """
 
 from __future__ import annotations
@@ -14,14 +20,17 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from .timing import DelaySource
+from .timing import DelaySource, call_window
+
+#: A message in flight: (sent at, index, arrival instant if drawn, action).
+_Message = tuple[float, int, "float | None", Callable[[], None]]
 
 
 class OrderedLink:
     """Deliver actions after a per-message delay, in the order they were sent.
 
-    Each message departs ``delay.seconds(n)`` after it was sent, but never
-    before the message sent ahead of it: jitter delays, never reorders::
+    Each message arrives ``delay`` after it was sent, but never before the
+    message sent ahead of it: latency varies, order never does::
 
         link = OrderedLink(DelaySource(uniform(0.01, 0.05), name="latency", stream="net"))
         link.send(lambda: inbox.append("first"))
@@ -31,22 +40,24 @@ class OrderedLink:
     def __init__(self, delay: DelaySource) -> None:
         self._delay = delay
         self._sent = 0
-        self._queue: deque[tuple[float, Callable[[], None]]] = deque()
+        self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
         self._delivering = False
-        #: Virtual time at which the last message sent so far arrives.
+        #: Virtual time at which the last drawn message arrives.
         self.free_at = 0.0
 
-    def send(self, action: Callable[[], None]) -> float:
-        """Schedule ``action`` to run on arrival; returns the arrival time."""
+    def send(self, action: Callable[[], None]) -> None:
+        """Schedule ``action`` to run on arrival."""
         loop = asyncio.get_running_loop()
-        arrive = max(loop.time() + self._delay.seconds(self._sent), self.free_at)
+        now = loop.time()
+        index = self._sent
         self._sent += 1
-        self.free_at = arrive
-        self._queue.append((arrive, action))
+        arrive: float | None = None
+        if not self._delay.windowed():
+            arrive = self.free_at = max(now + self._delay.seconds(index), self.free_at)
+        self._queue.append((now, index, arrive, action))
         if self._timer is None and not self._delivering:
-            self._timer = loop.call_at(arrive, self._deliver_due)
-        return arrive
+            self._arm(loop)
 
     def clear(self) -> None:
         """Drop everything in flight (a cut connection, a flushed buffer)."""
@@ -59,15 +70,32 @@ class OrderedLink:
     def in_flight(self) -> int:
         return len(self._queue)
 
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        sent_at, index, arrive, _ = self._queue[0]
+        if arrive is not None:
+            self._timer = loop.call_at(arrive, self._deliver_due)
+            return
+        window = self._delay.window(index)
+        assert window is not None
+        # The window as seen from now: the message ahead of it has arrived.
+        elapsed = loop.time() - sent_at
+        low, nominal, high = (max(0.0, bound - elapsed) for bound in window)
+        self._timer = call_window(low, nominal, high, self._deliver_due)
+
     def _deliver_due(self) -> None:
         loop = asyncio.get_running_loop()
         self._timer = None
         self._delivering = True  # an action may send on this link: no second timer
         try:
-            while self._queue and self._queue[0][0] <= loop.time():
-                _, action = self._queue.popleft()
-                action()
+            queue = self._queue
+            if queue and queue[0][2] is None:
+                # A windowed head arrived; the next one gets its own window
+                # (frames sent together may still arrive apart).
+                queue.popleft()[3]()
+            else:
+                while queue and queue[0][2] is not None and queue[0][2] <= loop.time():  # type: ignore[operator]
+                    queue.popleft()[3]()
         finally:
             self._delivering = False
             if self._queue and self._timer is None:
-                self._timer = loop.call_at(self._queue[0][0], self._deliver_due)
+                self._arm(loop)

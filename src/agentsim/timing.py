@@ -31,12 +31,13 @@ nominal value by the policy's ``jitter_scale`` (0 under ``fifo``).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import anyio
 
@@ -233,6 +234,36 @@ class DelaySource:
             return
         core.windowed_timers += 1
         await core.sleep_window(*window)
+
+
+    def call_later(self, index: int, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
+        """``loop.call_later`` with the duration of event ``index`` (asyncio
+        only): a windowed timer for a distribution, as :meth:`sleep`."""
+        loop = asyncio.get_running_loop()
+        window = self.delay.window(index)
+        core = current_core()
+        if window is None or core is None or not core.policy.windows or not hasattr(loop, "call_window"):
+            return loop.call_later(self.seconds(index), callback, *args)
+        return call_window(*window, callback, *args)
+
+    def windowed(self) -> bool:
+        """Whether this source's delays are windows in the running simulation
+        (a distribution, under a policy that explores windows)."""
+        core = current_core()
+        return core is not None and core.policy.windows and self.delay.window(0) is not None
+
+
+def call_window(earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
+    """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
+    now, on a windowed timer of the running simulation's asyncio loop (see
+    :func:`sleep_between`); outside a simulation, at ``nominal``."""
+    loop = asyncio.get_running_loop()
+    core = current_core()
+    if core is None or not hasattr(loop, "call_window"):
+        return loop.call_later(nominal, callback, *args)
+    core.windowed_timers += 1
+    handle: asyncio.TimerHandle = loop.call_window(earliest, nominal, latest, callback, *args)
+    return handle
 
 
 async def sleep(spec: DelaySpec, index: int = 0) -> None:

@@ -107,7 +107,7 @@ class TimedModel(Model):
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         call = self._start(streamed=False)
         try:
-            await anyio.sleep(self._latency.seconds(call.index))
+            await self._latency.sleep(call.index)
             call.phase = "responding"
             response = await self.model.get_response(*args, **kwargs)
         except anyio.get_cancelled_exc_class():
@@ -124,13 +124,13 @@ class TimedModel(Model):
         outcome: Outcome = "closed"
         error: BaseException | None = None
         try:
-            await anyio.sleep(self._first_token.seconds(call.index))
+            await self._first_token.sleep(call.index)
             call.phase = "streaming"
             stream = self.model.stream_response(*args, **kwargs)
             try:
                 async for event in stream:
                     if call.events:
-                        await anyio.sleep(self._event_interval.seconds(call.events - 1))
+                        await self._event_interval.sleep(call.events - 1)
                     yield event
                     call.events += 1
             finally:

@@ -51,16 +51,22 @@ def _with_duration(step: dict[str, Any], index: int, default: DelaySource) -> di
     method = step.get("method")
 
     async def timed_responder(call: Any) -> Any:
-        seconds = source.seconds(index)
         timeout = call.kwargs.get("timeout") if method == "exec" else None
-        record_event("sandbox", f"{method} call {call.call_index} takes {seconds:.3f}s")
-        if timeout is not None and seconds > timeout:
-            from agents.sandbox.errors import ExecTimeoutError
+        record_event("sandbox", f"{method} call {call.call_index} starts")
+        if timeout is None:
+            await source.sleep(index)
+        else:
+            # The command's duration against the caller's timeout: when the
+            # duration is a window that straddles the timeout, which one ends
+            # first is a scheduling choice (a late result vs. the timeout).
+            with anyio.move_on_after(timeout) as scope:
+                await source.sleep(index)
+            if scope.cancelled_caught:
+                from agents.sandbox.errors import ExecTimeoutError
 
-            await anyio.sleep(timeout)
-            record_event("sandbox", f"{method} call {call.call_index} timed out after {timeout}s")
-            raise ExecTimeoutError(command=call.args, timeout_s=timeout)
-        await anyio.sleep(seconds)
+                record_event("sandbox", f"{method} call {call.call_index} timed out after {timeout}s")
+                raise ExecTimeoutError(command=call.args, timeout_s=timeout)
+        record_event("sandbox", f"{method} call {call.call_index} done")
         if outcome == "error":
             raise value
         if outcome == "responder":

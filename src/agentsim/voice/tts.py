@@ -72,8 +72,10 @@ class TimedTTSModel(TTSModel):
             async for chunk in stream:
                 if failure is not None and sent == failure[1]:
                     raise failure[0]
-                delay = self._first_chunk.seconds(call.index) if sent == 0 else self._chunk_interval.seconds(sent - 1)
-                await anyio.sleep(delay)
+                if sent == 0:
+                    await self._first_chunk.sleep(call.index)
+                else:
+                    await self._chunk_interval.sleep(sent - 1)
                 call.chunk_times.append(anyio.current_time())
                 yield chunk
                 sent += 1

@@ -389,8 +389,7 @@ class SimulatedRealtimeServer:
             return
         response.cancel_requested = True
         response.cancel_reason = reason
-        delay = self._cancel_latency.seconds(len(self._responses))
-        asyncio.get_running_loop().call_later(delay, self._confirm_cancel, response)
+        self._cancel_latency.call_later(len(self._responses), self._confirm_cancel, response)
 
     def _confirm_cancel(self, response: _Response) -> None:
         if response.task is not None and not response.task.done():
@@ -456,7 +455,7 @@ class SimulatedRealtimeServer:
         words = [word + " " for word in step.transcript.split(" ")] if step.transcript else []
         if words:
             words[-1] = words[-1].rstrip()
-        await asyncio.sleep(self._first_audio.seconds(len(self._responses) - 1))
+        await self._first_audio.sleep(len(self._responses) - 1)
         if text:
             await self._stream_text(response, item_id, words, seconds)
         else:

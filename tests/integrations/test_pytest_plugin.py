@@ -106,7 +106,8 @@ def test_sim_fixture_exposes_the_running_simulation(pytester: pytest.Pytester) -
 
         def test_after():
             assert [seed for seed, _, _ in SEEN] == [10, 11, 12]
-            assert {(strategy, backend) for _, strategy, backend in SEEN} == {("random", "asyncio")}
+            # Run 0 is the stock schedule with nominal timing.
+            assert [(strategy, backend) for _, strategy, backend in SEEN] == [("fifo", "asyncio")] + [("random", "asyncio")] * 2
         """
     )
     pytester.runpytest("--agentsim-db=none").assert_outcomes(passed=2)

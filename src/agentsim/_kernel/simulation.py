@@ -57,6 +57,15 @@ class SimulationResult(Generic[T]):
     strategy: str
     backend: str
     leftover_tasks: tuple[TaskSnapshot, ...] = ()
+    #: Windowed timers the run set (delays known as a range, ``agentsim.timing``).
+    windowed_timers: int = 0
+    #: Delays the run drew from a seeded distribution (jitter).
+    jitter_draws: int = 0
+
+    @property
+    def choice_points(self) -> int:
+        """How many open choices the scheduling policy decided in this run."""
+        return len(self.trace.choices)
 
     @property
     def ok(self) -> bool:
@@ -267,6 +276,8 @@ def simulate(
         strategy=policy.name,
         backend=backend,
         leftover_tasks=outcome.leftover_tasks,
+        windowed_timers=core.windowed_timers,
+        jitter_draws=core.jitter_draws,
     )
 
 

@@ -11,6 +11,7 @@ plain tuple; hashing and the ring buffer are fed in chunks.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class Trace:
         self._step_ticks = 0
         self._ring: deque[RawEvent] = deque(maxlen=keep_last)
         self._hash = hashlib.blake2b(digest_size=16)
+        # The same events without their instants: equal for runs that did the
+        # same things in the same order at different times (jitter variants).
+        self._order_hash = hashlib.blake2b(digest_size=16)
         self._count = 0
         #: Every policy choice: (kind, option count, chosen, the FIFO choice).
         self.choices: list[tuple[str, int, int, int]] = []
@@ -100,9 +104,12 @@ class Trace:
             return
         events = self._expand(pending)
         # Unit and record separators cannot appear in names, so the encoding is
-        # unambiguous.
-        blob = "\x1e".join(f"{t}\x1f{k}\x1f{n}\x1f{d}" for t, k, n, d in events)
-        self._hash.update(blob.encode("utf-8", "surrogatepass"))
+        # unambiguous. The instants are hashed apart, as one packed array.
+        blob = "\x1e".join(f"{k}\x1f{n}\x1f{d}" for _, k, n, d in events).encode("utf-8", "surrogatepass")
+        self._order_hash.update(blob)
+        self._order_hash.update(b"\x1d")
+        self._hash.update(blob)
+        self._hash.update(array("q", [event[0] for event in events]).tobytes())
         self._hash.update(b"\x1d")
         self._ring.extend(events)
         self._count += len(events)
@@ -130,6 +137,12 @@ class Trace:
         """Hex digest of every event so far: equal schedules, equal digests."""
         self._flush()
         return self._hash.copy().hexdigest()
+
+    def order_digest(self) -> str:
+        """Hex digest of every event so far without its instant: equal for runs
+        that did the same things in the same order, whatever the timing."""
+        self._flush()
+        return self._order_hash.copy().hexdigest()
 
     def __len__(self) -> int:
         """Number of events recorded (including those no longer kept)."""

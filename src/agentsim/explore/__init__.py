@@ -14,4 +14,5 @@ from ._report import ExploreReport as ExploreReport
 from ._report import Failure as Failure
 from ._report import MinimalSchedule as MinimalSchedule
 from ._report import Nondeterminism as Nondeterminism
+from ._report import SingleScheduleWarning as SingleScheduleWarning
 from ._schedule import Schedule as Schedule

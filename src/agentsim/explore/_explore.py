@@ -12,11 +12,14 @@ from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult, simulate
 from ._database import DEFAULT_DIRECTORY, FailureDatabase
-from ._report import ExploreReport, Failure, Nondeterminism
+from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning
 from ._schedule import Schedule
 from ._shrink import shrink
 
 Repro = Callable[[Schedule], str]
+
+#: Strategy names ``explore`` sweeps with (see :func:`explore`).
+EXPLORE_STRATEGIES = ("random", "pct", "fifo", "jitter")
 
 
 def function_key(async_fn: Callable[..., Any]) -> str:
@@ -45,12 +48,15 @@ class _Runner:
         self.async_fn, self.args, self.backend, self.options = async_fn, args, backend, options
 
     def run(self, schedule: Schedule) -> SimulationResult[Any]:
+        return self.run_policy(schedule.seed, schedule.policy())
+
+    def run_policy(self, seed: int, policy: SchedulingPolicy) -> SimulationResult[Any]:
         with _quiet_leftovers():
             return simulate(
                 self.async_fn,
                 *self.args,
-                seed=schedule.seed,
-                strategy=schedule.policy(),
+                seed=seed,
+                strategy=policy,
                 backend=self.backend,  # type: ignore[arg-type]
                 **self.options,
             )
@@ -71,7 +77,7 @@ def explore(
     async_fn: Callable[..., Awaitable[Any]],
     *args: Any,
     runs: int = 200,
-    strategy: str = "random",
+    strategy: str | SchedulingPolicy = "random",
     seed: int = 0,
     backend: str = "asyncio",
     stop_on_first: bool = True,
@@ -88,10 +94,13 @@ def explore(
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
-    Run ``i`` uses seed ``seed + i`` and ``strategy`` (``"random"``, ``"pct"``
-    or ``"fifo"``). Failing schedules found before (in ``database``, a
-    directory; None to disable) are replayed first, and new ones are saved
-    there. Each failure is shrunk to the fewest deviations from FIFO order
+    Run 0 is the stock schedule with nominal timing (what ``"fifo"`` runs);
+    run ``i`` uses seed ``seed + i`` and ``strategy``: ``"random"``, ``"pct"``,
+    ``"fifo"``, ``"jitter"`` (stock order, delays drawn instead of windowed:
+    sampling, the baseline), or a :class:`SchedulingPolicy` instance (each run
+    gets ``policy.for_seed(seed + i)``). Failing schedules found before (in
+    ``database``, a directory; None to disable) are replayed first, and new
+    ones are saved there. Each failure is shrunk to the fewest deviations from FIFO order
     and the least delay jitter that still fail the same way, and carries a
     ``repro`` line that replays it::
 
@@ -106,8 +115,9 @@ def explore(
     """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 0:
         raise SimulationConfigError("runs", runs, "a number of runs >= 0")
-    if strategy not in ("fifo", "random", "pct"):
-        raise SimulationConfigError("strategy", strategy, "'fifo', 'random' or 'pct'")
+    template = strategy if isinstance(strategy, SchedulingPolicy) else None
+    if template is None and strategy not in EXPLORE_STRATEGIES:
+        raise SimulationConfigError("strategy", strategy, "'random', 'pct', 'fifo', 'jitter' or a SchedulingPolicy instance")
     runner = _Runner(async_fn, args, backend, {"max_virtual_time": max_virtual_time, "wall_timeout": wall_timeout})
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
@@ -117,7 +127,7 @@ def explore(
 
     def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool) -> None:
         assert result.exception is not None
-        minimal = shrink(runner.run, result) if shrink_failures else None
+        minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter") if shrink_failures else None
         replay_schedule = minimal.schedule if minimal is not None else schedule
         report.failures.append(
             Failure(
@@ -145,24 +155,37 @@ def explore(
         elif db is not None:
             db.delete(key, known)  # fixed since: forget it
 
-    # 2. The sweep.
-    pct_strategy = None
+    # 2. The sweep. Run 0 (the base seed) is the stock schedule with nominal
+    #    timing: a failure there needs no exploring, and its choice points
+    #    bound PCT's change points.
     seed_range = seeds if seeds is not None else range(seed, seed + runs)
     total = len(seed_range)
+    nominal: SimulationResult[Any] | None = None
+    pct_strategy = None
+    if strategy == "pct":
+        nominal = runner.run(Schedule.nominal(seed))
+        pct_strategy = f"pct/{pct_depth}/{max(8, nominal.choice_points)}"
+    digests: set[str] = set()
+    orders: set[str] = set()
     for done, run_seed in enumerate(seed_range, start=1):
-        run_strategy = strategy
-        if strategy == "pct":
-            if pct_strategy is None:
-                # PCT needs a bound on the choices per run: measure one run.
-                steps = max(8, len(runner.run(Schedule(run_seed, "replay", {})).trace.choices))
-                pct_strategy = f"pct/{pct_depth}/{steps}"
-            run_strategy = pct_strategy
-        schedule = Schedule(run_seed, run_strategy)
-        result = runner.run(schedule)
+        if done == 1 and run_seed == seed and strategy != "fifo":
+            schedule, ran = Schedule(run_seed, "fifo"), Schedule.nominal(run_seed)
+            result = nominal if nominal is not None else runner.run(ran)
+        elif template is not None:
+            policy = template.for_seed(run_seed)
+            result = runner.run_policy(run_seed, policy)
+            schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows)
+        else:
+            schedule = ran = Schedule(run_seed, pct_strategy or str(strategy))
+            result = runner.run(schedule)
         report.runs_executed += 1
+        report.choice_points.append(result.choice_points)
+        report.windowed_timers += result.windowed_timers
+        report.jitter_draws += result.jitter_draws
         digests.add(result.trace.digest())
+        orders.add(result.trace.order_digest())
         if check_determinism:
-            again = runner.run(schedule)
+            again = runner.run(ran)
             if again.trace.digest() != result.trace.digest():
                 report.nondeterminism.append(_first_difference(result, again))
         if progress is not None:
@@ -171,7 +194,10 @@ def explore(
             record_failure(schedule, result, from_database=False)
             if stop_on_first:
                 break
-    report.distinct_schedules = len(digests)
+    report.distinct_schedules = len(orders)
+    report.distinct_timings = len(digests)
+    if report.runs_executed > 1 and not report.failures and report.single_schedule:
+        warnings.warn(SingleScheduleWarning(report.runs_executed), stacklevel=2)
     return report
 
 
@@ -196,8 +222,8 @@ def replay(
     if isinstance(schedule, str):
         schedule = Schedule.decode(schedule)
     if schedule is None:
-        if strategy.split("/")[0] not in ("fifo", "random", "pct"):
-            raise SimulationConfigError("strategy", strategy, "'fifo', 'random' or 'pct'")
+        if strategy.split("/")[0] not in EXPLORE_STRATEGIES:
+            raise SimulationConfigError("strategy", strategy, "'random', 'pct', 'fifo' or 'jitter'")
         schedule = Schedule(seed, strategy)
     policy: SchedulingPolicy = schedule.policy()
     return simulate(

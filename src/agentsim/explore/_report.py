@@ -110,14 +110,32 @@ class Nondeterminism:
         )
 
 
+class SingleScheduleWarning(UserWarning):
+    """Every run of a sweep took the same schedule: the program left no choice
+    open (no simultaneous timers, no overlapping windows) and drew no delay,
+    so more runs explore nothing; one run is enough. Give doubles delay
+    distributions (``agentsim.timing``) to explore timing."""
+
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+        super().__init__(
+            f"all {runs} runs took one schedule: no open choice and no delay jitter, so one run is enough "
+            f"(give the doubles' delays as ranges, e.g. agentsim.timing.uniform, to explore their timing)"
+        )
+
+
 @dataclass
 class ExploreReport:
     """The result of :func:`agentsim.explore`.
 
     ``runs_executed`` counts the explored runs (not shrinking or determinism
-    re-runs); ``distinct_schedules`` how many different trace digests they
-    produced; ``failures`` the failing runs; ``nondeterminism`` schedules that
-    did not repeat.
+    re-runs); ``choice_points`` the open choices each run decided;
+    ``distinct_schedules`` how many different orders of events they produced
+    and ``distinct_timings`` how many different timed traces (an order under
+    other delays counts once there for each timing); ``windowed_timers`` and
+    ``jitter_draws`` the delays set as windows and drawn as points, over all
+    runs; ``failures`` the failing runs; ``nondeterminism`` schedules that did
+    not repeat.
     """
 
     runs_executed: int = 0
@@ -125,13 +143,30 @@ class ExploreReport:
     failures: list[Failure] = field(default_factory=list)
     nondeterminism: list[Nondeterminism] = field(default_factory=list)
     replayed_from_database: int = 0
+    distinct_timings: int = 0
+    choice_points: list[int] = field(default_factory=list)
+    windowed_timers: int = 0
+    jitter_draws: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.failures and not self.nondeterminism
 
+    @property
+    def single_schedule(self) -> bool:
+        """True if the sweep had nothing to explore: no run made a choice,
+        set a windowed timer or drew a delay (see :class:`SingleScheduleWarning`)."""
+        return not any(self.choice_points) and not self.windowed_timers and not self.jitter_draws
+
     def format(self) -> str:
-        lines = [f"{self.runs_executed} run(s), {self.distinct_schedules} distinct schedule(s), {len(self.failures)} failure(s)"]
+        points = self.choice_points
+        spread = f", {min(points)}-{max(points)} choice point(s) per run" if points else ""
+        lines = [
+            f"{self.runs_executed} run(s), {self.distinct_schedules} distinct order(s), "
+            f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s)"
+        ]
+        if self.runs_executed > 1 and self.single_schedule:
+            lines.append("health: " + str(SingleScheduleWarning(self.runs_executed)))
         lines += [failure.format() for failure in self.failures]
         lines += [case.format() for case in self.nondeterminism]
         return "\n\n".join(lines)

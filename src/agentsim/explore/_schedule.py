@@ -16,7 +16,9 @@ class Schedule:
 
     ``encode()`` gives a short string (``"17:random"``, ``"17:pct/3/40"`` or
     ``"17:fifo+3=1,9=2:j0.5"``) that :func:`agentsim.replay`,
-    ``--agentsim-schedule`` and ``agentsim replay --schedule`` accept.
+    ``--agentsim-schedule`` and ``agentsim replay --schedule`` accept. A
+    replay schedule of a run that drew its delays instead of windowing them
+    (the ``jitter`` strategy) reads ``"17:jitter+...:j0.5"``.
     """
 
     seed: int
@@ -24,20 +26,29 @@ class Schedule:
     deviations: dict[int, int] | None = field(default=None, compare=False)
     jitter: float = 1.0
     _key: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    #: False: delays are drawn points (``jitter``), not windowed timers.
+    windows: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_key", tuple(sorted((self.deviations or {}).items())))
 
     def __hash__(self) -> int:
-        return hash((self.seed, self.strategy, self._key, self.jitter))
+        return hash((self.seed, self.strategy, self._key, self.jitter, self.windows))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Schedule) and (self.seed, self.strategy, self._key, self.jitter) == (
+        return isinstance(other, Schedule) and (self.seed, self.strategy, self._key, self.jitter, self.windows) == (
             other.seed,
             other.strategy,
             other._key,
             other.jitter,
+            other.windows,
         )
+
+    @classmethod
+    def nominal(cls, seed: int) -> Schedule:
+        """Stock order with nominal timing, taken through the policy path so
+        that its choice points are counted (what ``fifo`` runs)."""
+        return cls(seed, "fifo", {}, 0.0)
 
     @property
     def is_replay(self) -> bool:
@@ -45,7 +56,10 @@ class Schedule:
 
     def policy(self) -> SchedulingPolicy:
         if self.deviations is not None:
-            return ReplayPolicy(self.deviations, jitter_scale=self.jitter)
+            policy = ReplayPolicy(self.deviations, jitter_scale=self.jitter, windows=self.windows)
+            if self.strategy == "fifo":
+                policy.name = "fifo"  # type: ignore[misc]  # the nominal run: fifo, counting its choice points
+            return policy
         if self.strategy.startswith("pct/"):
             # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
             _, depth, steps = self.strategy.split("/")
@@ -62,7 +76,8 @@ class Schedule:
             return f"{self.seed}:{self.strategy}"
         moves = ",".join(f"{index}={option}" for index, option in sorted(self.deviations.items()))
         jitter = "" if self.jitter == 1.0 else f":j{self.jitter:g}"
-        return f"{self.seed}:fifo+{moves}{jitter}"
+        base = "fifo" if self.windows else "jitter"
+        return f"{self.seed}:{base}+{moves}{jitter}"
 
     @classmethod
     def decode(cls, text: str) -> Schedule:
@@ -70,13 +85,13 @@ class Schedule:
             seed_text, _, rest = text.strip().partition(":")
             seed = int(seed_text)
             strategy, _, jitter_text = rest.partition(":")
-            if not strategy.startswith("fifo+"):
+            base, plus, moves = strategy.partition("+")
+            if not plus or base not in ("fifo", "jitter"):
                 return cls(seed, strategy or "random")
-            moves = strategy[len("fifo+") :]
             deviations = {int(a): int(b) for a, b in (move.split("=") for move in moves.split(",") if move)}
             jitter = float(jitter_text[1:]) if jitter_text.startswith("j") else 1.0
-            return cls(seed, "replay", deviations, jitter)
+            return cls(seed, "replay", deviations, jitter, windows=base == "fifo")
         except ValueError as exc:
             raise SimulationConfigError(
-                "schedule", text, "'SEED:STRATEGY' (e.g. '17:random') or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]'"
+                "schedule", text, "'SEED:STRATEGY' (e.g. '17:random') or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...')"
             ) from exc

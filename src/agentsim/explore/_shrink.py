@@ -2,8 +2,11 @@
 
 A failing run's schedule is "FIFO plus deviations" (its trace records every
 choice and what FIFO would have chosen). Delta debugging (Zeller's ddmin)
-removes deviations while the same kind of failure persists; then the delay
-jitter is scaled toward the nominal delays, as far as the failure allows.
+removes deviations while the same kind of failure persists; each remaining
+deviation is then moved as close to the stock option as still fails (for a
+window choice, options are in nominal order: a lower option is a timer
+closer to its nominal turn); last, the delay jitter is scaled toward the
+nominal delays, as far as the failure allows.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ RunSchedule = Callable[[Schedule], SimulationResult[object]]
 
 
 class _Shrinker:
-    def __init__(self, run: RunSchedule, seed: int, error_type: type[BaseException], budget: int) -> None:
+    def __init__(self, run: RunSchedule, seed: int, error_type: type[BaseException], budget: int, windows: bool) -> None:
         self._run = run
         self._seed = seed
+        self._windows = windows
         self._error_type = error_type
         self._budget = budget
         self.runs = 0
@@ -31,7 +35,7 @@ class _Shrinker:
         if self.runs >= self._budget and not force:
             return False
         self.runs += 1
-        schedule = Schedule(self._seed, "replay", deviations, jitter)
+        schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows)
         result = self._run(schedule)
         if result.exception is not None and type(leaf_exception(result.exception)) is self._error_type:
             self.best, self.best_schedule = result, schedule
@@ -59,14 +63,34 @@ def _ddmin(items: list[tuple[int, int]], fails: Callable[[list[tuple[int, int]]]
     return items
 
 
-def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200) -> MinimalSchedule | None:
-    """The minimal schedule for ``failing`` (None if its schedule does not replay)."""
+def _closer_to_stock(
+    deviations: list[tuple[int, int]], fifo: dict[int, int], fails: Callable[[list[tuple[int, int]]], bool]
+) -> list[tuple[int, int]]:
+    """Move each deviation to the option nearest the stock one that still fails."""
+    for position, (index, option) in enumerate(deviations):
+        stock = fifo.get(index, 0)
+        for closer in sorted(range(option), key=lambda candidate: abs(candidate - stock)):
+            if closer == stock or abs(closer - stock) >= abs(option - stock):
+                continue
+            attempt = deviations[:position] + [(index, closer)] + deviations[position + 1 :]
+            if fails(attempt):
+                deviations = attempt
+                break
+    return deviations
+
+
+def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200, windows: bool = True) -> MinimalSchedule | None:
+    """The minimal schedule for ``failing`` (None if its schedule does not replay).
+
+    ``windows`` is False for a run whose delays were drawn (``jitter``)."""
     assert failing.exception is not None
-    shrinker = _Shrinker(run, failing.seed, type(leaf_exception(failing.exception)), budget)
+    shrinker = _Shrinker(run, failing.seed, type(leaf_exception(failing.exception)), budget, windows)
     original = sorted(failing.trace.deviations.items())
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism
     deviations = _ddmin(original, lambda items: shrinker.fails(dict(items), 1.0))
+    fifo = {index: choice[3] for index, choice in enumerate(failing.trace.choices)}
+    deviations = _closer_to_stock(deviations, fifo, lambda items: shrinker.fails(dict(items), 1.0))
     jitter = 1.0
     if shrinker.fails(dict(deviations), 0.0):
         jitter = 0.0

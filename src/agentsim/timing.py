@@ -285,3 +285,61 @@ async def sleep_between(low: float, high: float) -> None:
             await agentsim.timing.sleep_between(0.28, 0.32)   # "about 300 ms"
     """
     await sleep(uniform(low, high))
+
+
+Speed: TypeAlias = "float | tuple[float, float]"
+
+
+class Pacer:
+    """Paces a stream of chunks, each ``chunk_seconds`` of media, ``speed``
+    times faster than real time (asyncio doubles: streamed audio, generated
+    speech).
+
+    A fixed ``speed`` keeps an exact grid (no drift). A ``(low, high)`` range
+    makes each chunk's spacing a window between ``chunk_seconds / high`` and
+    ``chunk_seconds / low`` (nominally the midpoint): the stream's progress
+    against other timers is then explored like any windowed delay::
+
+        pacer = Pacer(0.04, (1.5, 3.0), name="generation_speed")
+        for index, chunk in enumerate(chunks):
+            await pacer.until(index)
+            send(chunk)
+    """
+
+    def __init__(self, chunk_seconds: float, speed: Speed, *, name: str) -> None:
+        low, high = check_speed(speed, name=name)
+        self.chunk_seconds = chunk_seconds
+        self.speed = speed
+        self._spacing = DelaySource(
+            chunk_seconds / low if low == high else uniform(chunk_seconds / high, chunk_seconds / low),
+            name=name,
+            stream=f"pace:{name}",
+        )
+        self._start: float | None = None
+        self._reached = 0
+
+    async def until(self, index: int) -> None:
+        """Wait until chunk ``index`` (0-based, called in order) is due."""
+        loop = asyncio.get_running_loop()
+        if self._start is None:
+            self._start = loop.time()
+        if isinstance(self._spacing.delay, Fixed):
+            await asyncio.sleep(self._start + index * self._spacing.delay.value - loop.time())
+            return
+        while self._reached < index:
+            await self._spacing.sleep(self._reached)
+            self._reached += 1
+
+
+def check_speed(speed: object, *, name: str) -> tuple[float, float]:
+    """``(low, high)`` of a speed given as a positive number or a range of them."""
+    if isinstance(speed, tuple) and len(speed) == 2:
+        low, high = speed
+    else:
+        low = high = speed
+    for value in (low, high):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise SimulationConfigError(name, speed, "a positive number, or a (low, high) range of them")
+    if high < low:  # type: ignore[operator]
+        raise SimulationConfigError(name, speed, "a (low, high) range with low <= high")
+    return float(low), float(high)  # type: ignore[arg-type]

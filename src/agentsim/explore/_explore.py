@@ -197,7 +197,7 @@ def explore(
     report.distinct_schedules = len(orders)
     report.distinct_timings = len(digests)
     if report.runs_executed > 1 and not report.failures and report.single_schedule:
-        warnings.warn(SingleScheduleWarning(report.runs_executed), stacklevel=2)
+        warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=2)
     return report
 
 

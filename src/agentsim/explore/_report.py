@@ -116,9 +116,10 @@ class SingleScheduleWarning(UserWarning):
     so more runs explore nothing; one run is enough. Give doubles delay
     distributions (``agentsim.timing``) to explore timing."""
 
-    def __init__(self, runs: int) -> None:
-        self.runs = runs
-        super().__init__(
+    @classmethod
+    def after(cls, runs: int) -> SingleScheduleWarning:
+        """The warning for a sweep of ``runs`` runs."""
+        return cls(
             f"all {runs} runs took one schedule: no open choice and no delay jitter, so one run is enough "
             f"(give the doubles' delays as ranges, e.g. agentsim.timing.uniform, to explore their timing)"
         )
@@ -166,7 +167,7 @@ class ExploreReport:
             f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s)"
         ]
         if self.runs_executed > 1 and self.single_schedule:
-            lines.append("health: " + str(SingleScheduleWarning(self.runs_executed)))
+            lines.append(f"health: {SingleScheduleWarning.after(self.runs_executed)}")
         lines += [failure.format() for failure in self.failures]
         lines += [case.format() for case in self.nondeterminism]
         return "\n\n".join(lines)

@@ -19,6 +19,7 @@ from agents.realtime.model_events import (
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
+from ..timing import Pacer, Speed, check_speed
 from ._sdk import turn_ended, turn_started
 
 if TYPE_CHECKING:
@@ -93,15 +94,16 @@ class AudioStream:
         chunk_ms: float,
         transcript: str | None,
         content_index: int,
-        pace: float,
+        pace: Speed,
         turn_events: bool,
         stop_on_interrupt: bool,
     ) -> None:
         if (duration is None) == (samples is None):
             raise SimulationConfigError("duration/samples", (duration, samples), "exactly one of duration (seconds) or samples")
-        for name, value in (("sample_rate", sample_rate), ("chunk_ms", chunk_ms), ("pace", pace)):
+        for name, value in (("sample_rate", sample_rate), ("chunk_ms", chunk_ms)):
             if not value > 0:
                 raise SimulationConfigError(name, value, "a positive number")
+        check_speed(pace, name="pace")
         samples_per_chunk = max(1, round(sample_rate * chunk_ms / 1000))
         if duration is not None:
             self._chunks = list(pcm.tone_chunks(float(duration), samples_per_chunk, sample_rate))
@@ -147,14 +149,12 @@ class AudioStream:
         try:
             if self._turn_events and not await self._emit(turn_started(self.response_id)):
                 return
-            loop = asyncio.get_running_loop()  # the SDK is asyncio-only; skip anyio's dispatch per chunk
-            start = loop.time()
-            spacing = self.chunk_ms / 1000 / self.pace
+            pacer = Pacer(self.chunk_ms / 1000, self.pace, name="pace")
             # One cancel scope for the whole stream: stop() cancels it, so an
             # interrupt takes effect at once without a timer per chunk.
             with self._pacing:
                 for index, chunk in enumerate(self._chunks):
-                    await asyncio.sleep(start + index * spacing - loop.time())
+                    await pacer.until(index)
                     events: list[RealtimeModelEvent] = [
                         RealtimeModelAudioEvent(data=chunk, response_id=self.response_id, item_id=self.item_id, content_index=self.content_index)
                     ]
@@ -167,7 +167,7 @@ class AudioStream:
                     self.chunks_sent += 1
                     self.sent_ms += pcm.duration_ms(len(chunk), self.sample_rate)
                 # The response ends when its last chunk has played out.
-                await asyncio.sleep(start + len(self._chunks) * spacing - loop.time())
+                await pacer.until(len(self._chunks))
             ending: list[RealtimeModelEvent] = []
             if not self.interrupted:
                 ending.append(RealtimeModelAudioDoneEvent(item_id=self.item_id, content_index=self.content_index))

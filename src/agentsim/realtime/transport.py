@@ -31,6 +31,7 @@ from agents.realtime.model_inputs import RealtimeModelSendEvent, RealtimeModelSe
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
+from ..timing import Speed
 from ._sdk import END_OF_STREAM, interrupt_scope
 from .calls import ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
 from .errors import (
@@ -286,7 +287,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         chunk_ms: float = 20.0,
         transcript: str | None = None,
         content_index: int = 0,
-        pace: float = 1.0,
+        pace: Speed = 1.0,
         turn_events: bool = True,
         stop_on_interrupt: bool = True,
     ) -> AudioStream:
@@ -295,7 +296,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         Give ``duration`` (seconds of a deterministic tone) or ``samples``
         (int16, or floats in [-1, 1]). Chunks of ``chunk_ms`` are emitted
         ``chunk_ms / pace`` apart (``pace=1`` is real time; servers often send
-        faster). ``transcript`` is spread over the chunks as transcript deltas.
+        faster); ``pace=(low, high)`` makes each chunk's spacing a window
+        between ``chunk_ms / high`` and ``chunk_ms / low`` (a generation speed
+        that varies, explored like any windowed delay: see
+        :class:`agentsim.timing.Pacer`). ``transcript`` is spread over the chunks as transcript deltas.
         With ``turn_events`` the stream starts with ``turn_started`` and ends
         with ``turn_ended``; a complete stream also sends ``audio_done``. With
         ``stop_on_interrupt`` an ``interrupt`` call from the application stops

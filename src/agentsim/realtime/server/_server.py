@@ -25,7 +25,7 @@ from ..._kernel.core import current_core, record_event
 from ..._kernel.errors import SimulationConfigError
 from ...audio import pcm
 from ...link import OrderedLink
-from ...timing import DelaySource, DelaySpec
+from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
 from . import _events as ev
 from ._rules import RealtimeServerRuleError, RuleViolation
 from ._script import CallTool, Reply, Step
@@ -64,7 +64,8 @@ class SimulatedRealtimeServer:
     ``client_latency`` per client→server event, ``first_audio_latency`` from
     ``response.created`` to the first audio, ``cancel_latency`` to confirm a
     cancel. Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
-    times faster than real time. ``interrupt_response`` and ``create_response``
+    times faster than real time (a ``(low, high)`` range makes each chunk's
+    spacing a window, see :class:`agentsim.timing.Pacer`). ``interrupt_response`` and ``create_response``
     are the initial server-VAD switches; the client's ``session.update``
     overrides them (the SDK sends its own turn detection: set them in
     ``model_settings["turn_detection"]``)::
@@ -85,14 +86,15 @@ class SimulatedRealtimeServer:
         first_audio_latency: DelaySpec = 0.25,
         cancel_latency: DelaySpec = 0.05,
         audio_chunk_ms: float = 40.0,
-        generation_speed: float = 2.0,
+        generation_speed: Speed = 2.0,
         seconds_per_word: float = 0.35,
         interrupt_response: bool = True,
         create_response: bool = True,
     ) -> None:
-        for name, value in (("audio_chunk_ms", audio_chunk_ms), ("generation_speed", generation_speed), ("seconds_per_word", seconds_per_word)):
+        for name, value in (("audio_chunk_ms", audio_chunk_ms), ("seconds_per_word", seconds_per_word)):
             if not (isinstance(value, int | float) and value > 0):
                 raise SimulationConfigError(name, value, "a positive number")
+        check_speed(generation_speed, name="generation_speed")
         self._steps = [_checked_step(step, f"replies[{index}]") for index, step in enumerate(replies)]
         self._by_phrase: list[tuple[str, Step]] = []
         self._downstream = OrderedLink(DelaySource(latency, name="latency", stream="server:latency"))
@@ -477,11 +479,9 @@ class SimulatedRealtimeServer:
         # transcript's words spread over them.
         samples_per_chunk = max(1, round(24_000 * self.audio_chunk_ms / 1000))
         chunks = pcm.tone_chunks(float(seconds), samples_per_chunk)
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        spacing = self.audio_chunk_ms / 1000 / self.generation_speed
+        pacer = Pacer(self.audio_chunk_ms / 1000, self.generation_speed, name="generation_speed")
         for index, chunk in enumerate(chunks):
-            await asyncio.sleep(start + index * spacing - loop.time())
+            await pacer.until(index)
             self._send(ev.audio_delta(self._ids.next("event"), response.id, item_id, chunk))
             self._audio_sent_ms[item_id] += len(chunk) / 48
             for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:
@@ -490,9 +490,9 @@ class SimulatedRealtimeServer:
 
     async def _stream_text(self, response: _Response, item_id: str, words: list[str], seconds: float) -> None:
         # A word at a time, as fast as the audio version would be generated.
-        spacing = seconds / max(1, len(words)) / self.generation_speed
-        for word in words:
-            await asyncio.sleep(spacing)
+        pacer = Pacer(seconds / max(1, len(words)), self.generation_speed, name="generation_speed")
+        for index, word in enumerate(words, start=1):
+            await pacer.until(index)
             response.spoken.append(word)
             self._send(ev.content_event("response.output_text.delta", self._ids.next("event"), response.id, item_id, delta=word))
 

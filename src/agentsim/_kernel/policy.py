@@ -191,12 +191,21 @@ class PCTPolicy(SchedulingPolicy):
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         self._step += 1
-        chosen = max(range(len(labels)), key=lambda i: self._priority(labels[i]))
+        # Two options of one task (its sleep and its timeout) are two threads
+        # here: with one priority, the first would always win.
+        keys = list(labels)
+        if len(set(keys)) < len(keys):
+            seen: dict[str, int] = {}
+            for index, label in enumerate(keys):
+                seen[label] = seen.get(label, 0) + 1
+                if seen[label] > 1:
+                    keys[index] = f"{label}'{seen[label]}"
+        chosen = max(range(len(keys)), key=lambda i: self._priority(keys[i]))
         if self._change_points and self._step == self._change_points[0]:
             # The i-th change point drops the winner to priority depth - i.
             self._change_points.pop(0)
             self._changes += 1
-            self._priorities[labels[chosen]] = self.depth - self._changes
+            self._priorities[keys[chosen]] = self.depth - self._changes
         return chosen
 
 

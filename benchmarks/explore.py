@@ -11,7 +11,14 @@ For each program in ``examples/races/``:
 and, on one realtime example, the same sweep split over 2 pytest-xdist
 workers next to a serial run: the scaling from one core to two.
 
-    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick]
+Then, for each narrow-window race in ``examples/windows/`` (two timing
+windows that overlap by a few milliseconds), runs to first failure over 5
+base seeds side by side for jitter-only sampling (``jitter``: stock order,
+delays drawn), ``random`` and ``pct`` with windows (``--window-cap`` runs per
+sweep), whether the FIFO run passes, and false alarms of the fixed twin in
+``--fixed-runs`` runs.
+
+    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only]
 
 Targets (issue 5): median <= 50 runs to find; >= 300 runs/s/core on a
 real-SDK realtime scenario. Nothing is asserted: this is a measurement.
@@ -32,7 +39,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RACES = ROOT / "examples" / "races"
+WINDOW_RACES = ROOT / "examples" / "windows"
 sys.path.insert(0, str(RACES))
+sys.path.insert(0, str(WINDOW_RACES))
 
 import agentsim  # noqa: E402
 
@@ -85,14 +94,44 @@ def xdist_scaling(name: str, runs: int) -> tuple[float, float]:
         return timings[0], timings[1]
 
 
+def window_races(cap: int, fixed_runs: int) -> None:
+    """Narrow windows: jitter-only sampling beside windowed random and PCT."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(f"\nnarrow-window races: runs to first failure over 5 base seeds (cap {cap}; '-' none found), median [each]")
+    print(f"{'example':<30}{'fifo':>6}{'jitter':>22}{'random':>22}{'pct':>22}{'fixed: false alarms':>22}")
+    for name in sorted(path.stem for path in WINDOW_RACES.glob("*.py")):
+        example = importlib.import_module(name)
+        fifo_passes = agentsim.simulate(example.racy).ok
+        cells = []
+        for strategy in ("jitter", "random", "pct"):
+            found = [runs_to_first_failure(example.racy, strategy, base, cap) for base in range(5)]
+            # A sweep that found nothing counts as needing more than the cap.
+            median = statistics.median(runs if runs is not None else cap + 1 for runs in found)
+            shown = f">{cap}" if median > cap else f"{median:.0f}"
+            cells.append(f"{shown} [{','.join('-' if runs is None else str(runs) for runs in found)}]")
+        false_alarms = sum(
+            len(agentsim.explore(example.fixed, runs=fixed_runs // 2, seed=offset, strategy=strategy, database=None).failures)
+            for offset, strategy in ((0, "random"), (10_000, "pct"))
+        )
+        print(f"{name:<30}{'pass' if fifo_passes else 'FAIL':>6}{cells[0]:>22}{cells[1]:>22}{cells[2]:>22}{false_alarms:>12} / {fixed_runs}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cap", type=int, default=200, help="runs per sweep before giving up")
     parser.add_argument("--seeds", type=int, default=20, help="base seeds per strategy")
     parser.add_argument("--quick", action="store_true", help="5 base seeds, 100-run sweeps")
+    parser.add_argument("--window-cap", type=int, default=1000, help="runs per sweep for the narrow-window races")
+    parser.add_argument("--fixed-runs", type=int, default=1000, help="runs of each fixed twin (half random, half pct)")
+    parser.add_argument("--windows-only", action="store_true", help="only the narrow-window races")
     options = parser.parse_args()
     if options.quick:
         options.cap, options.seeds = 100, 5
+    if options.windows_only:
+        window_races(options.window_cap, options.fixed_runs)
+        return
     names = sorted(path.stem for path in RACES.glob("*.py") if not path.stem.startswith("_"))
 
     print(f"runs to first failure over {options.seeds} base seeds (cap {options.cap}); false alarms on the fixed twin")
@@ -100,7 +139,7 @@ def main() -> None:
     speeds = {}
     for name in names:
         example = importlib.import_module(name)
-        for strategy in ("fifo", "random", "pct"):
+        for strategy in ("fifo", "jitter", "random", "pct"):
             found = [runs_to_first_failure(example.racy, strategy, base, options.cap) for base in range(options.seeds)]
             hits = [runs for runs in found if runs is not None]
             median = f"{statistics.median(hits):.0f}" if hits else "-"
@@ -118,6 +157,7 @@ def main() -> None:
     serial, parallel = xdist_scaling("close_vs_inflight_tool", runs)
     print(f"\npytest-xdist, {runs} runs of close_vs_inflight_tool.fixed in one test (process start-up included):")
     print(f"  serial {serial:.2f} s, 2 workers {parallel:.2f} s: x{serial / parallel:.2f}")
+    window_races(options.window_cap, options.fixed_runs)
 
 
 if __name__ == "__main__":

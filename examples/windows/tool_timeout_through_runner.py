@@ -1,10 +1,10 @@
 """Narrow window through the SDK's Runner: a tool timeout a hair before the airline.
 
-The airline answers in 0.5-1.002 s and the SDK gives the tool 1.0 s
+The airline answers in 0.5-1.001 s and the SDK gives the tool 1.0 s
 (``function_tool(timeout=1.0)``). The tool reserves a seat before the call;
 when the SDK cancels it, the racy tool never releases the reservation.
 
-Seeded jitter lands in the 2 ms overlap in 0.4% of runs; as windows, the
+Seeded jitter lands in the 1 ms overlap in 0.2% of runs; as windows, the
 SDK's timeout firing first is one of two choices.
 """
 
@@ -29,7 +29,7 @@ class Bookings:
     release_on_cancel: bool
     reserved: set[str] = field(default_factory=set)
     confirmed: set[str] = field(default_factory=set)
-    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.5, 1.002), name="airline", stream="airline"))
+    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.5, 1.001), name="airline", stream="airline"))
 
 
 @function_tool(timeout=1.0)

@@ -6,12 +6,14 @@ import asyncio
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import agentsim
 from agentsim import ReplayPolicy, Schedule
-from agentsim.explore import FailureDatabase
+import agentsim.timing
+from agentsim.explore import FailureDatabase, SingleScheduleWarning
 from agentsim.timing import DelaySource, uniform
 
 
@@ -192,3 +194,71 @@ def test_replay_policy_without_deviations_is_fifo(backend: str) -> None:
     assert replayed.value == fifo.value
     assert steps(replayed) == steps(fifo)
     assert replayed.trace.deviations == {}
+
+
+def _narrow_race() -> Any:
+    async def main() -> None:
+        order: list[str] = []
+
+        async def reply() -> None:
+            await agentsim.timing.sleep_between(0.28, 0.305)
+            order.append("reply")
+
+        async def deadline() -> None:
+            await agentsim.timing.sleep_between(0.30, 0.33)
+            order.append("deadline")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(reply())
+            group.create_task(deadline())
+        assert order[0] == "reply", "the deadline passed before the reply"
+
+    return main
+
+
+def test_run_zero_is_the_nominal_schedule_and_the_report_counts_choices() -> None:
+    report = agentsim.explore(_narrow_race(), runs=1, strategy="random", database=None)
+    assert report.ok and report.choice_points == [1]  # nominal timing passes
+    report = agentsim.explore(_narrow_race(), runs=30, strategy="random", database=None, stop_on_first=False)
+    assert len(report.choice_points) == 30 and all(points >= 1 for points in report.choice_points)
+    assert report.failures and all(failure.strategy == "random" for failure in report.failures)
+    assert 2 <= report.distinct_schedules <= report.distinct_timings
+    assert "choice point(s) per run" in report.format()
+
+
+def test_jitter_variants_count_as_timings_not_orders() -> None:
+    async def main() -> None:
+        await agentsim.timing.sleep_between(0.1, 0.2)
+
+    report = agentsim.explore(main, runs=10, strategy="jitter", database=None)
+    assert report.distinct_schedules == 1 and report.distinct_timings == 10
+    assert report.jitter_draws == 9 and report.windowed_timers == 1  # run 0 is nominal
+
+
+def test_a_sweep_with_nothing_to_explore_says_one_run_is_enough() -> None:
+    async def main() -> None:
+        await asyncio.sleep(1.0)
+
+    with pytest.warns(SingleScheduleWarning, match="one run is enough"):
+        report = agentsim.explore(main, runs=5, database=None)
+    assert report.single_schedule and "health:" in report.format()
+
+
+def test_explore_takes_a_policy_instance_and_reports_replayable_schedules() -> None:
+    class PreferLast(agentsim.SchedulingPolicy):
+        name = "prefer-last"
+
+        def choose(self, kind: str, labels: Any) -> int:
+            return len(labels) - 1
+
+    report = agentsim.explore(_narrow_race(), runs=3, strategy=PreferLast(), database=None)
+    [failure] = report.failures
+    assert failure.schedule.deviations == {0: 1}
+    assert agentsim.replay(_narrow_race(), schedule=failure.schedule.encode()).exception is not None
+
+
+def test_a_jitter_schedule_round_trips_and_replays_drawn_delays() -> None:
+    schedule = Schedule(3, "replay", {2: 1}, 0.5, windows=False)
+    assert schedule.encode() == "3:jitter+2=1:j0.5"
+    assert Schedule.decode(schedule.encode()) == schedule
+    assert schedule.policy().windows is False

@@ -13,12 +13,14 @@ import agentsim
 # A program whose order depends on things a real process leaves to chance:
 # anyio delivers a cancel scope's cancellation by iterating a *set* of tasks
 # (ordered by hash, i.e. by memory address), tasks tie at the same instants,
-# and everyone reads clocks and random ids.
+# windowed timers overlap (their order is a seeded choice), and everyone
+# reads clocks and random ids.
 PROGRAM = textwrap.dedent(
     """
     import json, sys, time, uuid, random
     import anyio
     import agentsim
+    import agentsim.timing
 
     async def main():
         log = []
@@ -26,7 +28,10 @@ PROGRAM = textwrap.dedent(
         async def worker(name, period):
             try:
                 while True:
-                    await anyio.sleep(period)
+                    if name.endswith(("1", "4", "7")):
+                        await agentsim.timing.sleep_between(period * 0.8, period * 1.3)
+                    else:
+                        await anyio.sleep(period)
                     log.append((name, agentsim.now()))
             finally:
                 log.append((name, "cancelled", time.monotonic()))
@@ -40,7 +45,7 @@ PROGRAM = textwrap.dedent(
 
     out = {}
     for backend in ("asyncio", "trio"):
-        for strategy, seeds in (("fifo", [0]), ("random", [0, 1, 2, 3])):
+        for strategy, seeds in (("fifo", [0]), ("jitter", [0, 1]), ("random", [0, 1, 2, 3]), ("pct", [0, 1])):
             for seed in seeds:
                 result = agentsim.simulate(main, seed=seed, strategy=strategy, backend=backend)
                 assert result.ok, result.exception

@@ -19,6 +19,9 @@ from typing import Final
 
 from .clock import TICKS_PER_SECOND
 
+#: Event kinds that record the scheduler's own work, left out of the order digest.
+_SCHEDULER_KINDS: Final = frozenset({"timer", "choice", "jump"})
+
 #: How many raw events are buffered before they are hashed and moved to the ring.
 _CHUNK: Final = 4096
 
@@ -106,7 +109,12 @@ class Trace:
         # Unit and record separators cannot appear in names, so the encoding is
         # unambiguous. The instants are hashed apart, as one packed array.
         blob = "\x1e".join(f"{k}\x1f{n}\x1f{d}" for _, k, n, d in events).encode("utf-8", "surrogatepass")
-        self._order_hash.update(blob)
+        # The order is what the program did: its steps and what doubles saw,
+        # not the scheduler's bookkeeping (timer firings, choices, jumps),
+        # which the policy path records and the FIFO fast path does not.
+        self._order_hash.update(
+            "\x1e".join(f"{k}\x1f{n}\x1f{d}" for _, k, n, d in events if k not in _SCHEDULER_KINDS).encode("utf-8", "surrogatepass")
+        )
         self._order_hash.update(b"\x1d")
         self._hash.update(blob)
         self._hash.update(array("q", [event[0] for event in events]).tobytes())

@@ -1,0 +1,219 @@
+"""Timers with windows: a delay known as a range, ordered by the policy.
+
+The property tests draw random sets of windows (hypothesis) and check the
+kernel's promise on both backends under fifo, jitter, random and PCT (seeds
+0-3 each): every timer fires inside its window, after what caused it, and the
+clock never runs backwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentsim
+from agentsim import timing
+from agentsim._kernel.clock import TICKS_PER_SECOND
+
+STRATEGIES = [("fifo", 0), ("jitter", 1)] + [("random", seed) for seed in range(4)] + [("pct", seed) for seed in range(4)]
+
+windows = st.lists(
+    st.tuples(
+        st.integers(0, 20).map(lambda ms: ms / 1000),  # start after this (a cause)
+        st.integers(0, 50).map(lambda ms: ms / 1000),  # earliest, from the start
+        st.integers(0, 50).map(lambda ms: ms / 1000),  # window width
+        st.integers(0, 30).map(lambda ms: ms / 1000),  # then a second, chained window
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _window_program(spec: list[tuple[float, float, float, float]]) -> Any:
+    async def main() -> list[tuple[int, float, float, float, float]]:
+        fired: list[tuple[int, float, float, float, float]] = []
+
+        async def one(index: int, start: float, low: float, width: float, second: float) -> None:
+            await anyio.sleep(start)
+            began = agentsim.now()
+            await timing.sleep_between(low, low + width)
+            fired.append((index, began, agentsim.now(), low, width))
+            # A timer set by the firing of another is caused by it.
+            began = agentsim.now()
+            await timing.sleep_between(second, second * 2)
+            fired.append((index + 100, began, agentsim.now(), second, second))
+
+        async with anyio.create_task_group() as group:
+            for index, (start, low, width, second) in enumerate(spec):
+                group.start_soon(one, index, start, low, width, second)
+        return fired
+
+    return main
+
+
+@pytest.mark.parametrize(("strategy", "seed"), STRATEGIES, ids=[f"{s}-{n}" for s, n in STRATEGIES])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spec=windows)
+def test_no_timer_fires_outside_its_window_or_before_its_cause(backend: str, strategy: str, seed: int, spec: list[tuple[float, float, float, float]]) -> None:
+    result = agentsim.simulate(_window_program(spec), seed=seed, strategy=strategy, backend=backend)
+    assert result.ok, result.exception
+    fired = result.value
+    assert fired is not None and len(fired) == 2 * len(spec)
+    for _, began, at, low, width in fired:
+        tick = 1 / TICKS_PER_SECOND
+        assert began + low - tick <= at <= began + low + width + tick
+    times = [at for _, _, at, _, _ in fired]
+    assert times == sorted(times)  # appended as they fired: the clock never went back
+
+
+def test_fifo_fires_at_the_nominal_instant(backend: str) -> None:
+    async def main() -> list[float]:
+        seen = []
+        await timing.sleep_between(0.2, 0.4)
+        seen.append(agentsim.now())
+        await timing.sleep(timing.exponential(0.5))
+        seen.append(agentsim.now())
+        return seen
+
+    assert agentsim.run(main, backend=backend) == pytest.approx([0.3, 0.8])
+
+
+def _two_overlapping() -> Any:
+    async def main() -> str:
+        order: list[str] = []
+
+        async def reply() -> None:
+            await timing.sleep_between(0.28, 0.305)
+            order.append("reply")
+
+        async def deadline() -> None:
+            await timing.sleep_between(0.30, 0.33)
+            order.append("deadline")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(reply)
+            group.start_soon(deadline)
+        return order[0]
+
+    return main
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct"])
+def test_overlapping_windows_fire_in_both_orders_across_seeds(backend: str, strategy: str) -> None:
+    firsts = Counter(agentsim.run(_two_overlapping(), seed=seed, strategy=strategy, backend=backend) for seed in range(30))
+    assert firsts["reply"] > 3 and firsts["deadline"] > 3, firsts
+    assert {agentsim.run(_two_overlapping(), seed=seed, backend=backend) for seed in range(3)} == {"reply"}
+
+
+def test_disjoint_windows_never_reorder(backend: str) -> None:
+    async def main() -> list[str]:
+        order: list[str] = []
+
+        async def at(name: str, low: float, high: float) -> None:
+            await timing.sleep_between(low, high)
+            order.append(name)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(at, "second", 0.3, 0.4)
+            group.start_soon(at, "first", 0.1, 0.29)
+        return order
+
+    for seed in range(20):
+        result = agentsim.simulate(main, seed=seed, strategy="random", backend=backend)
+        assert result.value == ["first", "second"]
+        assert [choice for choice in result.trace.choices if choice[0] == "window"] == []
+
+
+def test_a_window_straddling_a_timeout_is_a_choice_between_them() -> None:
+    async def main() -> str:
+        try:
+            async with asyncio.timeout(1.0):
+                await timing.sleep_between(0.5, 1.01)
+        except TimeoutError:
+            return "timed out"
+        return "in time"
+
+    outcomes = Counter(agentsim.run(main, seed=seed, strategy="random") for seed in range(30))
+    assert outcomes["timed out"] > 3 and outcomes["in time"] > 3, outcomes
+    assert agentsim.run(main) == "in time"  # nominal: 0.755 s
+    # A cancelled windowed timer is gone: nothing fires later, no deadlock.
+    result = agentsim.simulate(main, seed=next(seed for seed in range(30) if agentsim.run(main, seed=seed, strategy="random") == "timed out"), strategy="random")
+    assert result.end_time == pytest.approx(1.0)
+
+
+def test_jitter_draws_a_point_per_seed_inside_the_window() -> None:
+    async def main() -> float:
+        await timing.sleep_between(0.2, 0.4)
+        return agentsim.now()
+
+    ends = {agentsim.run(main, seed=seed, strategy="jitter") for seed in range(10)}
+    assert len(ends) == 10 and all(0.2 <= end <= 0.4 for end in ends)
+    assert agentsim.simulate(main, strategy="jitter").windowed_timers == 0
+    assert agentsim.simulate(main, strategy="random").windowed_timers == 1
+
+
+def test_the_stock_choice_everywhere_is_fifo() -> None:
+    # ReplayPolicy({}) takes every window choice's option 0 on the policy path:
+    # the same run as the fifo fast path.
+    async def main() -> list[tuple[str, float]]:
+        seen: list[tuple[str, float]] = []
+
+        async def worker(name: str, low: float, high: float) -> None:
+            for _ in range(5):
+                await timing.sleep_between(low, high)
+                seen.append((name, agentsim.now()))
+                await asyncio.sleep(0.01)
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(worker("a", 0.1, 0.3))
+            group.create_task(worker("b", 0.15, 0.25))
+            group.create_task(worker("c", 0.2, 0.2))
+        return seen
+
+    stock = agentsim.run(main)
+    replayed = agentsim.simulate(main, strategy=agentsim.ReplayPolicy({}, jitter_scale=0.0))
+    assert replayed.value == stock
+    assert replayed.choice_points > 0
+
+
+def test_windows_respect_the_virtual_time_limit(backend: str) -> None:
+    async def main() -> None:
+        await timing.sleep_between(5.0, 7.0)
+
+    with pytest.raises(agentsim.VirtualTimeLimitError):
+        agentsim.run(main, backend=backend, max_virtual_time=2.0)
+    assert agentsim.run(main, backend=backend, max_virtual_time=10.0) is None
+
+
+def test_a_windowed_sleep_can_be_cancelled(backend: str) -> None:
+    async def main() -> float:
+        with anyio.move_on_after(0.1):
+            await timing.sleep_between(0.5, 0.9)
+        await anyio.sleep(1.0)
+        return agentsim.now()
+
+    for seed in range(3):
+        assert agentsim.run(main, seed=seed, strategy="random", backend=backend) == pytest.approx(1.1)
+
+
+def test_delay_windows() -> None:
+    assert timing.uniform(0.1, 0.3).window(0) == (0.1, pytest.approx(0.2), 0.3)
+    low, nominal, high = timing.exponential(0.2).window(0)  # type: ignore[misc]
+    assert low == 0 and nominal == 0.2 and high == pytest.approx(0.2 * 4.605, rel=1e-3)
+    low, nominal, high = timing.lognormal(0.3, 0.5, cap=0.6).window(0)  # type: ignore[misc]
+    assert low < 0.3 == nominal and high == 0.6
+    assert timing.as_delay(0.25, name="d").window(0) is None
+    assert timing.uniform(0.2, 0.2).window(0) is None
+
+
+def test_bad_pace_is_a_typed_error() -> None:
+    for speed in (0, -1, (2.0, 1.0), (1.0, float("nan")), "fast"):
+        with pytest.raises(agentsim.SimulationConfigError) as info:
+            timing.Pacer(0.02, speed, name="pace")  # type: ignore[arg-type]
+        assert info.value.parameter == "pace"

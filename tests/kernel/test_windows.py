@@ -217,3 +217,42 @@ def test_bad_pace_is_a_typed_error() -> None:
         with pytest.raises(agentsim.SimulationConfigError) as info:
             timing.Pacer(0.02, speed, name="pace")  # type: ignore[arg-type]
         assert info.value.parameter == "pace"
+
+
+def test_a_custom_task_factory_is_honoured() -> None:
+    async def main() -> tuple[list[str], float]:
+        made: list[str] = []
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            made.append(getattr(coro, "__qualname__", "?"))
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        asyncio.get_running_loop().set_task_factory(factory)
+        await asyncio.create_task(asyncio.sleep(1.0), name="napper")
+        return made, agentsim.now()
+
+    made, end = agentsim.run(main)
+    assert made == ["sleep"] and end == 1.0
+    result = agentsim.simulate(main)
+    # On the timeline like any task (asyncio names it after creating it).
+    assert [event.detail for event in result.trace.events if event.kind == "spawn"] == ["", "by main"]
+    assert any(event.kind == "exit" and event.task == "napper" for event in result.trace.events)
+
+
+@pytest.mark.skipif(not hasattr(asyncio, "eager_task_factory"), reason="asyncio.eager_task_factory is Python 3.12+ (CI runs this on 3.12)")
+def test_eager_or_deferred_start_is_a_choice_under_the_eager_factory() -> None:
+    async def main() -> list[str]:
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)  # type: ignore[attr-defined]
+        order: list[str] = []
+
+        async def child() -> None:
+            order.append("child")
+
+        task = asyncio.create_task(child())
+        order.append("parent")
+        await task
+        return order
+
+    assert agentsim.run(main) == ["child", "parent"]  # the factory's own behaviour: eager
+    starts = Counter(tuple(agentsim.run(main, seed=seed, strategy="random")) for seed in range(20))
+    assert set(starts) == {("child", "parent"), ("parent", "child")}, starts

@@ -53,6 +53,10 @@ _MIN_CANCELLED_FOR_COMPACTION: Final = 100
 TimerEntry = tuple[int, int, events.TimerHandle, str]
 
 _current_task = asyncio.current_task
+
+#: asyncio's eager task factory (Python 3.12+), None before.
+_EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
+_EAGER_LABELS: Final = ("eager", "deferred")
 _FunctionType = types.FunctionType
 
 
@@ -143,13 +147,13 @@ class _TimerChoiceLabels(Sequence[str]):
 class _SimTask(asyncio.Task):  # type: ignore[misc]
     """A task whose hash is its creation number in the simulation (see module doc)."""
 
-    def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int) -> None:
+    def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int, **eager: bool) -> None:
         # Set before Task.__init__, which adds the task to a weak set (hashing it).
         self._agentsim_number = number
         #: The task's name in traces: unique even when libraries reuse names
         #: (anyio names every task after its function).
         self._agentsim_label = name if name == f"Task-{number}" or name == "main" else f"{name}#{number}"
-        super().__init__(coro, loop=loop, name=name, context=context)
+        super().__init__(coro, loop=loop, name=name, context=context, **eager)
 
     def __hash__(self) -> int:
         return self._agentsim_number
@@ -496,11 +500,40 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     # -- tasks and futures ---------------------------------------------------
 
     def create_task(self, coro: Any, *, name: str | None = None, context: Any = None) -> asyncio.Task[Any]:
+        """A task, made as the program asked: by its task factory if it set one
+        (``loop.set_task_factory``); under asyncio's own ``eager_task_factory``
+        whether each task starts eagerly is a choice (see below)."""
         self._check_closed()
-        number = next(self._task_numbers)
-        task = _SimTask(coro, loop=self, name=name or f"Task-{number}", context=context, number=number)
+        factory = self._task_factory
         parent = _current_task(self)
-        self._record(self._clock.ticks, "spawn", task._agentsim_label, f"by {_label(parent)}" if parent else "")
+        spawned_by = f"by {_label(parent)}" if parent else ""
+        if factory is not None and factory is not _EAGER_TASK_FACTORY:
+            task = factory(self, coro) if context is None else factory(self, coro, context=context)
+            if name is not None:
+                task.set_name(name)
+            self._record(self._clock.ticks, "spawn", _label(task), spawned_by)
+            task.add_done_callback(self._record_exit)
+            return task  # type: ignore[no-any-return]
+        number = next(self._task_numbers)
+        name = name or f"Task-{number}"
+        eager: dict[str, bool] = {}
+        if factory is not None:
+            # The program installed asyncio.eager_task_factory: a task runs to
+            # its first await inside create_task. Code under test may run with
+            # or without it (a deployment choice), and code that only works
+            # one way is a race in waiting, so under a non-FIFO policy each
+            # task's start is a choice: eager (the factory, option 0) or
+            # deferred (asyncio's default).
+            start_eagerly = True
+            if not self._fifo:
+                chosen = self._core.policy.choose("eager", _EAGER_LABELS)
+                self._core.trace.record_choice(self._clock.ticks, "eager", _EAGER_LABELS, chosen, 0)
+                start_eagerly = chosen == 0
+            if start_eagerly:
+                eager["eager_start"] = True
+        label = name if name == f"Task-{number}" or name == "main" else f"{name}#{number}"
+        self._record(self._clock.ticks, "spawn", label, spawned_by)
+        task = _SimTask(coro, loop=self, name=name, context=context, number=number, **eager)
         task.add_done_callback(self._record_exit)
         return task
 

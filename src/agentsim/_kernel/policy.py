@@ -16,6 +16,9 @@ every schedule the policy picks is one a real loop could produce:
   only as a range, ``agentsim.timing``) overlap the first deadline: which
   fires next. Options are in nominal order, so option 0 is nominal timing
   (see ``windows.py``).
+* ``"eager"`` (asyncio, Python 3.12+): the program installed
+  ``asyncio.eager_task_factory``; option 0 starts a new task eagerly (inside
+  ``create_task``), option 1 defers its start to the ready queue.
 
 ``fifo`` policies are never asked; backends take their fast path. A policy
 object is created per simulation, so it may keep state (PCT does).
@@ -32,7 +35,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, Final, Literal
 
-ChoiceKind = Literal["timer", "batch", "window"]
+ChoiceKind = Literal["timer", "batch", "window", "eager"]
 
 #: Label of option 0 at a ``"timer"`` choice: keep running the ready queue.
 CONTINUE: Final = "<ready>"

@@ -55,7 +55,7 @@ async def _call(claim_first: bool) -> None:
                     return
                 if claim_first:
                     apologised = True
-                await asyncio.sleep(moderation.seconds(index))  # the moderation service
+                await moderation.sleep(index)  # the moderation service
                 if "password" in text:
                     apologised = True
                     apologies.append(asyncio.get_running_loop().time())

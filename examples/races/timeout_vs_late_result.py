@@ -1,7 +1,7 @@
 """Race: a tool timeout fires a hair before the late result, and a seat leaks.
 
 An agent books a seat with a tool: it reserves the seat, calls the airline
-(0.6-1.4 s), then confirms. The SDK gives the tool 1.0 s (``timeout=1.0``).
+(0.5-1.4 s), then confirms. The SDK gives the tool 1.0 s (``timeout=1.0``).
 When the airline is slow, the SDK cancels the tool mid-call: the racy tool
 never releases its reservation, so the seat stays blocked although the user
 was told the booking failed.
@@ -31,7 +31,7 @@ class Bookings:
     release_on_cancel: bool
     reserved: set[str] = field(default_factory=set)
     confirmed: set[str] = field(default_factory=set)
-    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.6, 1.4), name="airline latency", stream="airline"))
+    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.5, 1.4), name="airline latency", stream="airline"))
 
 
 @function_tool(timeout=1.0)
@@ -40,7 +40,7 @@ async def book_seat(ctx: RunContextWrapper[Bookings], seat: str) -> str:
     bookings = ctx.context
     bookings.reserved.add(seat)
     try:
-        await asyncio.sleep(bookings.airline.seconds(0))  # the airline's API
+        await bookings.airline.sleep(0)  # the airline's API
     except asyncio.CancelledError:
         if bookings.release_on_cancel:
             bookings.reserved.discard(seat)

@@ -39,7 +39,7 @@ from .core import SimulationCore
 from .errors import SimulationEscapeError
 from .policy import CONTINUE, fifo_choice
 from .snapshots import caller_site, describe_callable
-from .windows import OptionLabels, WindowedTimer, WindowedTimers
+from .windows import WindowedTimer, WindowedTimers
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -391,10 +391,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return False
         chosen = 0
         if len(options) > 1 and not self._fifo:
-            labels = OptionLabels(options)
-            chosen = self._core.policy.choose("window", labels)
-            self._core.trace.record_choice(clock.ticks, "window", labels, chosen, 0)
-        option = options[chosen]
+            chosen = self._core.policy.choose("window", options)
+            self._core.trace.record_choice(clock.ticks, "window", options, chosen, 0)
+        option = options.option(chosen)
         if clock.exceeds_limit(option.at):
             self._core.abort(self._limit_error(option.at))
             if not self._ready:

@@ -106,7 +106,18 @@ class JitterPolicy(SchedulingPolicy):
 
 
 class RandomPolicy(SchedulingPolicy):
-    """Every open choice drawn uniformly from a generator seeded by ``seed``."""
+    """Every open choice drawn from a generator seeded by ``seed``.
+
+    Ties and batches: uniformly. Windows: a uniform pick among the candidates
+    alone would fire a windowed timer early whenever frequent timers compete
+    with it (an audio chunk every 20 ms: surviving ``k`` of them takes ``k``
+    coin flips), so a late reply would almost never be late. So each windowed
+    timer, the first time it is a candidate, is either *free* (half the time)
+    or *sampled*: it gets a target instant drawn uniformly in its window and
+    is only eligible from there on. The pick is uniform among the eligible
+    options: free timers explore orders inside narrow overlaps, sampled ones
+    explore lateness as jitter would.
+    """
 
     name = "random"
 
@@ -119,7 +130,21 @@ class RandomPolicy(SchedulingPolicy):
         return RandomPolicy(seed)
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
-        return self._rng.randrange(len(labels))
+        option = getattr(labels, "option", None)
+        if kind != "window" or option is None:
+            return self._rng.randrange(len(labels))
+        deadline = labels.deadline  # type: ignore[attr-defined]
+        eligible = []
+        for index in range(len(labels)):
+            timer = option(index).timer
+            if timer is not None:
+                if timer.policy_state is None:
+                    free = self._rng.random() < 0.5
+                    timer.policy_state = -1 if free else self._rng.randint(timer.earliest, timer.latest)
+                if timer.policy_state > deadline:
+                    continue  # sampled, and its instant is later
+            eligible.append(index)
+        return eligible[self._rng.randrange(len(eligible))]
 
 
 def fifo_choice(kind: str, labels: Sequence[str]) -> int:

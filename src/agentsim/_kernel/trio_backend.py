@@ -40,7 +40,7 @@ from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
 from .snapshots import snapshot_task
-from .windows import OptionLabels, WindowedTimers
+from .windows import WindowedTimers
 
 _WALL_CHECK_EVERY = 1024
 
@@ -131,10 +131,9 @@ class TrioVirtualClock:
             return False
         chosen = 0
         if len(options) > 1 and not core.policy.fifo:
-            labels = OptionLabels(options)
-            chosen = core.policy.choose("window", labels)
-            core.trace.record_choice(core.clock.ticks, "window", labels, chosen, 0)
-        option = options[chosen]
+            chosen = core.policy.choose("window", options)
+            core.trace.record_choice(core.clock.ticks, "window", options, chosen, 0)
+        option = options.option(chosen)
         if option.timer is None:
             self._jump(runner, option.at)
             return True

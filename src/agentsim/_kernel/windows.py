@@ -49,6 +49,9 @@ class WindowedTimer:
     payload: Any
     label: str
     pending: bool = field(default=True)
+    #: Free for the scheduling policy: what it decided about this timer the
+    #: first time it was a candidate (the random policy keeps its draw here).
+    policy_state: Any = field(default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +66,27 @@ class Option:
 
 
 class OptionLabels(Sequence[str]):
-    """The labels of a window choice, without copying."""
+    """The labels of a window choice (the tasks that set the timers), without
+    copying; :meth:`option` gives a policy the timing behind each label."""
 
-    __slots__ = ("_options",)
+    __slots__ = ("_options", "deadline")
 
-    def __init__(self, options: list[Option]) -> None:
+    def __init__(self, options: list[Option], deadline: int) -> None:
         self._options = options
+        #: The instant by which something must fire: the smallest latest
+        #: instant of every pending timer (no option fires after it).
+        self.deadline = deadline
 
     def __len__(self) -> int:
         return len(self._options)
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
         return self._options[index].label
+
+    def option(self, index: int) -> Option:
+        """Option ``index``: its firing instant and timer (None for the point
+        timers due at the deadline)."""
+        return self._options[index]
 
 
 class WindowedTimers:
@@ -115,7 +127,7 @@ class WindowedTimers:
         """The earliest instant by which some windowed timer must fire."""
         return self._by_latest[0].latest if self._by_latest else None
 
-    def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> list[Option] | None:
+    def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> OptionLabels | None:
         """The ways time can move next, in nominal order, or None when no
         windowed timer is a candidate (the backend then just fires its point
         timers at ``point_at``).
@@ -142,7 +154,7 @@ class WindowedTimers:
         if point_at == bound:
             options.append(Option(bound, point_sequence, None, point_label))
         options.sort(key=_nominal_order)
-        return options
+        return OptionLabels(options, bound)
 
 
 def _nominal_order(option: Option) -> tuple[int, int]:

@@ -123,7 +123,6 @@ def explore(
     db = FailureDatabase(database) if database is not None else None
     repro = repro or python_repro(async_fn)
     report = ExploreReport()
-    digests: set[str] = set()
 
     def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool) -> None:
         assert result.exception is not None

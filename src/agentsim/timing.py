@@ -236,6 +236,25 @@ class DelaySource:
         await core.sleep_window(*window)
 
 
+    async def sleep_from(self, instant: float, index: int) -> None:
+        """Sleep until ``instant`` (virtual seconds, now or past) plus the
+        duration of event ``index``: a deadline counted from an earlier event
+        (a transcript due 0.2-0.4 s after speech ended). Returns at once when
+        that is already past; a window is what is left of it."""
+        now = anyio.current_time()
+        window = self.delay.window(index)
+        core = current_core()
+        if window is None or core is None or not core.policy.windows:
+            await anyio.sleep(max(0.0, instant + self.seconds(index) - now))
+            return
+        elapsed = now - instant
+        low, nominal, high = (max(0.0, bound - elapsed) for bound in window)
+        if high > low:
+            core.windowed_timers += 1
+            await core.sleep_window(low, nominal, high)
+        else:
+            await anyio.sleep(high)
+
     def call_later(self, index: int, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
         """``loop.call_later`` with the duration of event ``index`` (asyncio
         only): a windowed timer for a distribution, as :meth:`sleep`."""

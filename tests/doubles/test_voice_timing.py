@@ -11,6 +11,7 @@ from agents.voice import VoicePipeline
 from agents.voice.testing import ScriptedSTTModel, ScriptedTTSModel, ScriptedVoiceWorkflow, TTSResult
 
 import agentsim
+import agentsim.timing
 from agentsim.voice import (
     SimulatedMicrophone,
     TimedTranscriptionSession,
@@ -166,3 +167,24 @@ def test_a_turn_needs_exactly_one_release_condition() -> None:
     with pytest.raises(agentsim.SimulationConfigError) as info:
         TimedTranscriptionSession([TimedTurn("never")])
     assert info.value.parameter == "turns[0]"
+
+
+def test_transcription_latency_is_a_window_after_the_speech_ends() -> None:
+    async def main() -> tuple[list[float], None]:
+        mic = SimulatedMicrophone([speech(1.0, "book a table"), silence(2.0)])
+        session = TimedTranscriptionSession.from_microphone(mic, delay=agentsim.timing.uniform(0.2, 0.4))
+        async with anyio.create_task_group() as group:
+            group.start_soon(mic.play)
+            async for _ in session.transcribe_turns():
+                pass
+        return session.released_at, None
+
+    assert agentsim.run(main)[0] == [pytest.approx(1.3)]  # nominal: speech end + 0.3 s
+    for strategy, seeds in (("jitter", range(5)), ("random", range(5))):
+        for seed in seeds:
+            [released] = agentsim.run(main, seed=seed, strategy=strategy)[0]
+            assert 1.2 - 1e-9 <= released <= 1.4 + 1e-9
+    assert len({agentsim.run(main, seed=seed, strategy="jitter")[0][0] for seed in range(5)}) == 5
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        TimedTranscriptionSession([TimedTurn("x", after=None, at=None, delay=-1)], ends=None)
+    assert info.value.parameter in ("turns[0]", "turns[0].delay")

@@ -256,3 +256,32 @@ def test_eager_or_deferred_start_is_a_choice_under_the_eager_factory() -> None:
     assert agentsim.run(main) == ["child", "parent"]  # the factory's own behaviour: eager
     starts = Counter(tuple(agentsim.run(main, seed=seed, strategy="random")) for seed in range(20))
     assert set(starts) == {("child", "parent"), ("parent", "child")}, starts
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spec=windows)
+def test_fifo_with_windows_is_plain_sleeps_of_the_nominal_delays(backend: str, spec: list[tuple[float, float, float, float]]) -> None:
+    def program(windowed: bool) -> Any:
+        async def main() -> list[tuple[int, float]]:
+            fired: list[tuple[int, float]] = []
+
+            async def one(index: int, start: float, low: float, width: float, second: float) -> None:
+                await anyio.sleep(start)
+                for low_, high_ in ((low, low + width), (second, second * 2)):
+                    if windowed:
+                        await timing.sleep_between(low_, high_)
+                    else:
+                        await anyio.sleep((low_ + high_) / 2)
+                    fired.append((index, agentsim.now()))
+
+            async with anyio.create_task_group() as group:
+                for index, args in enumerate(spec):
+                    group.start_soon(one, index, *args)
+            return fired
+
+        return main
+
+    nominal = agentsim.run(program(windowed=False), backend=backend)
+    assert agentsim.run(program(windowed=True), backend=backend) == nominal
+    replayed = agentsim.run(program(windowed=True), backend=backend, strategy=agentsim.ReplayPolicy({}, jitter_scale=0.0))
+    assert replayed == nominal

@@ -401,15 +401,32 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return True
         clock.ticks = option.at
         self._now = option.at / TICKS_PER_SECOND
-        timer = option.timer
-        if timer is not None:
-            self._windows.remove(timer)
-            handle = timer.payload
-            handle._scheduled = False
-            if self._fifo:
-                self._ready.append(handle)
-            else:
-                self._due.append((option.at, timer.sequence, handle, timer.label))
+        if chosen:
+            fired = [option]  # picked out of nominal order: it goes alone, first
+        else:
+            # Nominal timing: every timer nominally due now fires in this
+            # batch, in scheduling order, as plain timers of one instant do.
+            fired = list(itertools.takewhile(lambda other: other.nominal == option.nominal, options.in_order))
+        entries: list[TimerEntry] = []
+        for each in fired:
+            timer = each.timer
+            if timer is not None:
+                self._windows.remove(timer)
+                timer.payload._scheduled = False
+                entries.append((each.at, timer.sequence, timer.payload, timer.label))
+            elif not chosen:
+                while timers and timers[0][0] == each.at:
+                    entry = heappop(timers)
+                    entry[2]._scheduled = False
+                    if entry[2]._cancelled:
+                        self._cancelled_timers -= 1
+                    else:
+                        entries.append(entry)
+        entries.sort(key=lambda entry: entry[1])
+        if self._fifo:
+            self._ready.extend(entry[2] for entry in entries)
+        else:
+            self._due.extend(entries)
         return True
 
     def _maintain(self) -> None:

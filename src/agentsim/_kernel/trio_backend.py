@@ -141,9 +141,17 @@ class TrioVirtualClock:
             self._limit(runner, option.at)
             return True
         core.clock.advance_to(option.at)
-        self._windows.remove(option.timer)
         core.trace.record(option.at, "jump", "", "")
-        trio.lowlevel.reschedule(option.timer.payload)
+        # Picked out of nominal order, a timer goes alone. Nominal timing wakes
+        # every sleeper nominally due now in one batch, deadlines included,
+        # as plain sleeps ending at one instant would.
+        fired = [option] if chosen else itertools.takewhile(lambda other: other.nominal == option.nominal, options.in_order)
+        for each in fired:
+            if each.timer is None:
+                runner.deadlines.expire(max(each.at / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, each.at)))
+            else:
+                self._windows.remove(each.timer)
+                trio.lowlevel.reschedule(each.timer.payload)
         return True
 
     def _limit(self, runner: Any, ticks: int) -> None:

@@ -15,7 +15,7 @@ lives in 1 run of 100. Here a delay is a *windowed timer*
   ``[max(now, earliest), L]``: never before its window, never after any
   pending timer's window closes, never backwards.
 
-Candidates are offered in *nominal order* (by that firing instant, then by
+Candidates are offered in *nominal order* (by nominal instant, then by
 scheduling order), so option 0 is what nominal timing does: always taking it
 fires every timer at its nominal instant, in the order plain sleeps of the
 nominal delays would. Point timers due at ``L`` form one option (their
@@ -63,6 +63,8 @@ class Option:
     sequence: int
     timer: WindowedTimer | None
     label: str
+    #: Where nominal timing puts it (``at`` is this, moved back to the deadline).
+    nominal: int
 
 
 class OptionLabels(Sequence[str]):
@@ -82,6 +84,11 @@ class OptionLabels(Sequence[str]):
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
         return self._options[index].label
+
+    @property
+    def in_order(self) -> list[Option]:
+        """Every option, in nominal order."""
+        return self._options
 
     def option(self, index: int) -> Option:
         """Option ``index``: its firing instant and timer (None for the point
@@ -143,19 +150,17 @@ class WindowedTimers:
         options = []
         for timer in self._by_earliest.irange_key(max_key=(bound, math.inf)):
             start = timer.earliest if timer.earliest > now else now
-            at = timer.nominal
-            if at < start:
-                at = start
-            elif at > bound:
-                at = bound
-            options.append(Option(at, timer.sequence, timer, timer.label))
+            # Nominal order is by the nominal instant (never before now);
+            # a timer picked out of that order fires by the deadline.
+            nominal = timer.nominal if timer.nominal > start else start
+            options.append(Option(nominal if nominal < bound else bound, timer.sequence, timer, timer.label, nominal))
         if not options:
             return None
         if point_at == bound:
-            options.append(Option(bound, point_sequence, None, point_label))
+            options.append(Option(bound, point_sequence, None, point_label, bound))
         options.sort(key=_nominal_order)
         return OptionLabels(options, bound)
 
 
 def _nominal_order(option: Option) -> tuple[int, int]:
-    return option.at, option.sequence
+    return option.nominal, option.sequence

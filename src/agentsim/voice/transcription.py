@@ -13,13 +13,16 @@ from agents.voice.testing import ScriptedTranscriptionSession
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
+from ..timing import DelaySource, DelaySpec
 from .microphone import Milestone, SimulatedMicrophone
 
 
 @dataclass(frozen=True)
 class TimedTurn:
-    """A transcript released at virtual time ``at``, or ``delay`` seconds after
-    the milestone ``after`` (such as ``mic.speech_ended(i)``) was reached.
+    """A transcript released at virtual time ``at``, or ``delay`` after the
+    milestone ``after`` (such as ``mic.speech_ended(i)``) was reached; ``delay``
+    is a delay spec (seconds, or a distribution: a windowed timer, see
+    :mod:`agentsim.timing`).
 
     Release times are absolute: a consumer that asks for the next turn late
     gets it at once, as from a real transcriber that has been buffering."""
@@ -27,7 +30,7 @@ class TimedTurn:
     text: str
     at: float | None = None
     after: Milestone | None = None
-    delay: float = 0.0
+    delay: DelaySpec = 0.0
 
 
 class TimedTranscriptionSession(ScriptedTranscriptionSession):
@@ -59,6 +62,7 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
                 raise SimulationConfigError(f"turns[{index}]", turn, "a turn released either `at` a time or `after` an event")
         super().__init__([turn.text for turn in timed], close_error=close_error)
         self._timed = timed
+        self._delays = [DelaySource(turn.delay, name=f"turns[{index}].delay", stream=f"stt:turn{index}") for index, turn in enumerate(timed)]
         self._ends = ends
         self._audio_input = audio_input
         #: Virtual time each turn was released, in order.
@@ -67,8 +71,9 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
         self.frames_heard = 0
 
     @classmethod
-    def from_microphone(cls, mic: SimulatedMicrophone, *, delay: float = 0.3, ends_with_audio: bool = True) -> TimedTranscriptionSession:
-        """One turn per speech segment with text, released ``delay`` seconds after it ends."""
+    def from_microphone(cls, mic: SimulatedMicrophone, *, delay: DelaySpec = 0.3, ends_with_audio: bool = True) -> TimedTranscriptionSession:
+        """One turn per speech segment with text, released ``delay`` (a delay
+        spec) after it ends."""
         turns = [
             TimedTurn(text, after=mic.speech_ended(index), delay=delay)
             for index, text in enumerate(mic.speech_texts)
@@ -83,12 +88,15 @@ class TimedTranscriptionSession(ScriptedTranscriptionSession):
         try:
             while self._timed and not self.closed:
                 turn = self._timed[0]
-                release = turn.at if turn.after is None else await turn.after.wait() + turn.delay
-                assert release is not None
-                await anyio.sleep_until(release)
+                if turn.after is None:
+                    assert turn.at is not None
+                    await anyio.sleep_until(turn.at)
+                else:
+                    await self._delays[0].sleep_from(await turn.after.wait(), len(self.released_at))
                 if self.closed:
                     return
                 self._timed.pop(0)
+                self._delays.pop(0)
                 self._turns.pop(0)
                 self.released_at.append(anyio.current_time())
                 record_event("stt", f"turn released: {turn.text}")

@@ -7,10 +7,11 @@ latency, and a flagged answer gets one apology. Under stock order the test
 passes; whether two checks overlap depends on the service's latency, so the
 bug shows up only sometimes in production.
 
-The explorer sweeps seeds (each seed fixes both the interleaving and the
-latencies), stops at the first failure, shrinks it to the fewest deviations
-from stock order and the least latency jitter that still fail, and prints the
-line that replays it. Then it replays that line, and checks the fixed twin.
+The moderation latency is a window (0.1-0.3 s): run 0 takes its nominal
+0.2 s and passes; the explorer sweeps seeds (each seed fixes the
+interleaving, including when each check ends against the audio stream's
+chunks), stops at the first failure, shrinks it to the fewest deviations from
+stock order that still fail, and prints the line that replays it. Then it replays that line, and checks the fixed twin.
 
     python examples/explore_demo.py
 """

@@ -13,13 +13,16 @@ flight to finish and report (``tool_end``) before closing.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents import RunContextWrapper, function_tool
 from agents.realtime import RealtimeAgent, RealtimeRunner
 from agents.realtime.model_events import RealtimeModelToolCallEvent
 
+import agentsim.timing
 from agentsim.realtime import ScriptedRealtimeTransport, turn_started
+from agentsim.timing import DelaySpec
 
 TOOL_SECONDS = 3.0
 HANG_UP_AT = 3.0
@@ -29,19 +32,30 @@ class UnconfirmedBooking(Exception):
     """A booking was written but its confirmation never reached the model."""
 
 
+@dataclass
+class Restaurant:
+    """The tool's context: how long booking takes, and what was booked."""
+
+    booking_takes: DelaySpec
+    bookings: list[str] = field(default_factory=list)
+
+
 @function_tool
-async def book_table(ctx: RunContextWrapper[list[str]], restaurant: str) -> str:
+async def book_table(ctx: RunContextWrapper[Restaurant], restaurant: str) -> str:
     """Book a table."""
-    await asyncio.sleep(TOOL_SECONDS)
-    ctx.context.append(restaurant)  # the booking is written
+    await agentsim.timing.sleep(ctx.context.booking_takes)
+    ctx.context.bookings.append(restaurant)  # the booking is written
     return f"Booked {restaurant} for 8pm."
 
 
 AGENT = RealtimeAgent(name="Concierge", tools=[book_table])
 
 
-async def _call(graceful: bool) -> None:
-    bookings: list[str] = []
+async def call(graceful: bool, *, booking_takes: DelaySpec = TOOL_SECONDS) -> None:
+    """One call that hangs up at 3.0 s (``examples/windows`` reuses it with a
+    booking time that is a narrow window around the hang-up)."""
+    context = Restaurant(booking_takes)
+    bookings = context.bookings
     transport = ScriptedRealtimeTransport()
     runner = RealtimeRunner(AGENT, model=transport, config={"tracing_disabled": True})
 
@@ -53,7 +67,7 @@ async def _call(graceful: bool) -> None:
         )
 
     async def app() -> None:
-        async with await runner.run(context=bookings) as session:
+        async with await runner.run(context=context) as session:
             tools_in_flight: set[str] = set()
             idle = asyncio.Event()
             idle.set()
@@ -82,8 +96,8 @@ async def _call(graceful: bool) -> None:
 
 
 async def racy() -> None:
-    await _call(graceful=False)
+    await call(graceful=False)
 
 
 async def fixed() -> None:
-    await _call(graceful=True)
+    await call(graceful=True)

@@ -19,7 +19,7 @@ from agents import Agent, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from agentsim.models import TimedModel, uniform
-from agentsim.timing import DelaySource
+from agentsim.timing import DelaySource, DelaySpec
 
 
 class LeakedReservation(Exception):
@@ -29,9 +29,9 @@ class LeakedReservation(Exception):
 @dataclass
 class Bookings:
     release_on_cancel: bool
+    airline: DelaySource
     reserved: set[str] = field(default_factory=set)
     confirmed: set[str] = field(default_factory=set)
-    airline: DelaySource = field(default_factory=lambda: DelaySource(uniform(0.5, 1.4), name="airline latency", stream="airline"))
 
 
 @function_tool(timeout=1.0)
@@ -49,11 +49,13 @@ async def book_seat(ctx: RunContextWrapper[Bookings], seat: str) -> str:
     return f"Seat {seat} confirmed."
 
 
-async def _book(release_on_cancel: bool) -> None:
-    bookings = Bookings(release_on_cancel)
+async def book(release_on_cancel: bool, *, airline: DelaySpec = uniform(0.5, 1.4), model_latency: DelaySpec = uniform(0.2, 0.6)) -> None:
+    """One booking through the real ``Runner`` (``examples/windows`` reuses it
+    with a narrower airline latency)."""
+    bookings = Bookings(release_on_cancel, airline=DelaySource(airline, name="airline latency", stream="airline"))
     model = TimedModel(
         ScriptedModel([[function_call("book_seat", {"seat": "12A"}, call_id="c1")], [assistant_message("Done.")]]),
-        latency=uniform(0.2, 0.6),
+        latency=model_latency,
     )
     agent = Agent(name="Travel agent", model=model, tools=[book_seat])
     await Runner.run(agent, "Book me seat 12A", context=bookings, run_config=RunConfig(tracing_disabled=True))
@@ -63,8 +65,8 @@ async def _book(release_on_cancel: bool) -> None:
 
 
 async def racy() -> None:
-    await _book(release_on_cancel=False)
+    await book(release_on_cancel=False)
 
 
 async def fixed() -> None:
-    await _book(release_on_cancel=True)
+    await book(release_on_cancel=True)

@@ -21,36 +21,27 @@ class LostToolResult(Exception):
     """A tool finished after an interruption and its result was never sent."""
 
 
+async def _first(early: tuple[float, float], late: tuple[float, float]) -> str:
+    """Which of two concurrent windowed sleeps ends first: "early" or "late"."""
+    order: list[str] = []
+
+    async def sleep(name: str, window: tuple[float, float]) -> None:
+        await sleep_between(*window)
+        order.append(name)
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(sleep("early", early), name="early")
+        group.create_task(sleep("late", late), name="late")
+    return order[0]
+
+
 async def _turn(resend_after_cancel: bool) -> None:
-    events: list[str] = []
-
-    async def speaking() -> None:
-        await sleep_between(0.400, 0.505)
-        events.append("spoke")
-
-    async def caller() -> None:
-        await sleep_between(0.500, 0.600)
-        events.append("barge-in")
-
-    async with asyncio.TaskGroup() as group:
-        group.create_task(speaking(), name="assistant")
-        group.create_task(caller(), name="caller")
-    if events[0] != "barge-in":
+    # The assistant stops speaking vs the caller barges in.
+    if await _first(early=(0.400, 0.505), late=(0.500, 0.600)) == "early":
         return  # the turn ended normally
-
-    async def tool() -> None:
-        await sleep_between(0.400, 0.505)
-        events.append("tool result")
-
-    async def cancel() -> None:
-        await sleep_between(0.500, 0.600)
-        events.append("cancelled")
-
-    async with asyncio.TaskGroup() as group:
-        group.create_task(tool(), name="tool")
-        group.create_task(cancel(), name="cancel")
-    if events[-1] == "tool result" and not resend_after_cancel:
-        raise LostToolResult(f"tool result after the cancel was dropped: {events}")
+    # The interrupted turn's tool result vs the cancel.
+    if await _first(early=(0.400, 0.505), late=(0.500, 0.600)) == "late" and not resend_after_cancel:
+        raise LostToolResult("the tool result came after the cancel and was dropped")
 
 
 async def racy() -> None:

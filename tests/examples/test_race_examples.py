@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
+from typing import Any
 
 import pytest
 
 import agentsim
 
-RACES = Path(__file__).resolve().parents[2] / "examples" / "races"
-EXAMPLES = sorted(path.stem for path in RACES.glob("*.py") if not path.stem.startswith("_"))
+from . import examples_dir
+
+EXAMPLES = examples_dir.names("races")
 
 
-def load(name: str):  # type: ignore[no-untyped-def]
-    if str(RACES) not in sys.path:
-        sys.path.insert(0, str(RACES))
-    return importlib.import_module(name)
+def load(name: str) -> Any:
+    return examples_dir.load("races", name)
 
 
 def test_there_are_at_least_five_examples() -> None:

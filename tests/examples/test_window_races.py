@@ -5,24 +5,20 @@ by ordering the windows (random or PCT, base seed 0); fixed twins never fail
 
 from __future__ import annotations
 
-import importlib
-import sys
 import warnings
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agentsim
 
-WINDOWS = Path(__file__).resolve().parents[2] / "examples" / "windows"
-EXAMPLES = sorted(path.stem for path in WINDOWS.glob("*.py"))
+from . import examples_dir
+
+EXAMPLES = examples_dir.names("windows")
 
 
 def load(name: str) -> Any:
-    if str(WINDOWS) not in sys.path:
-        sys.path.insert(0, str(WINDOWS))
-    return importlib.import_module(name)
+    return examples_dir.load("windows", name)
 
 
 def test_there_are_six_narrow_window_races() -> None:

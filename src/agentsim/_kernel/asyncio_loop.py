@@ -39,7 +39,7 @@ from .core import SimulationCore
 from .errors import SimulationEscapeError
 from .policy import CONTINUE, fifo_choice
 from .snapshots import caller_site, describe_callable
-from .windows import WindowedTimer, WindowedTimers
+from .windows import WindowedTimer, WindowedTimers, window_ticks
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -290,12 +290,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        now = self._clock.ticks
-        low = now + round(earliest * TICKS_PER_SECOND)
-        middle = now + round(nominal * TICKS_PER_SECOND)
-        high = now + round(latest * TICKS_PER_SECOND)
-        if not low <= middle <= high:
-            raise ValueError(f"call_window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+        low, middle, high = window_ticks(self._clock.ticks, earliest, nominal, latest)
         if low == high:
             return self._schedule_timer(low, callback, args, context)
         handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)

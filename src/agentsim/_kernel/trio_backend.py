@@ -40,7 +40,7 @@ from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
 from .snapshots import snapshot_task
-from .windows import WindowedTimers
+from .windows import WindowedTimers, window_ticks
 
 _WALL_CHECK_EVERY = 1024
 
@@ -67,12 +67,7 @@ class TrioVirtualClock:
 
     async def sleep_window(self, earliest: float, nominal: float, latest: float) -> None:
         """``trio.sleep`` with a window: the task waits until ``_autojump`` picks it."""
-        now = self._core.clock.ticks
-        low = now + round(earliest * TICKS_PER_SECOND)
-        middle = now + round(nominal * TICKS_PER_SECOND)
-        high = now + round(latest * TICKS_PER_SECOND)
-        if not low <= middle <= high:
-            raise ValueError(f"sleep_window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+        low, middle, high = window_ticks(self._core.clock.ticks, earliest, nominal, latest)
         if low == high:
             await trio.sleep(earliest)
             return

@@ -35,6 +35,18 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
+from .clock import TICKS_PER_SECOND
+
+
+def window_ticks(now: int, earliest: float, nominal: float, latest: float) -> tuple[int, int, int]:
+    """A window given in seconds from now, as instants in ticks (each rounded once)."""
+    low = now + round(earliest * TICKS_PER_SECOND)
+    middle = now + round(nominal * TICKS_PER_SECOND)
+    high = now + round(latest * TICKS_PER_SECOND)
+    if not low <= middle <= high:
+        raise ValueError(f"a window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+    return low, middle, high
+
 
 @dataclass(eq=False, slots=True)
 class WindowedTimer:

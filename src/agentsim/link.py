@@ -11,7 +11,10 @@ When the latency is a distribution and the policy explores windows, that
 timer is a windowed timer for the message at the head of the queue (its
 window counted from when it was sent, never before the message ahead of it
 arrived): its arrival against every other timer is a scheduling choice.
-Otherwise each message's latency is drawn when it is sent.
+A message nominally due when the one ahead arrives comes with it (a burst
+sent in one instant arrives together under nominal timing) or, as the
+policy chooses, apart, on a window of its own. Otherwise each message's
+latency is drawn when it is sent.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
+from ._kernel.core import choose
 from .timing import DelaySource, call_window
+
+#: A follower nominally due with the message ahead: option 0 arrives with it.
+_TOGETHER_OR_APART = ("together", "apart")
 
 #: A message in flight: (sent at, index, arrival instant if drawn, action).
 _Message = tuple[float, int, "float | None", Callable[[], None]]
@@ -82,6 +89,11 @@ class OrderedLink:
         low, nominal, high = (max(0.0, bound - elapsed) for bound in window)
         self._timer = call_window(low, nominal, high, self._deliver_due)
 
+    def _nominal_arrival(self, message: _Message) -> float:
+        window = self._delay.window(message[1])
+        assert window is not None
+        return message[0] + window[1]
+
     def _deliver_due(self) -> None:
         loop = asyncio.get_running_loop()
         self._timer = None
@@ -89,9 +101,16 @@ class OrderedLink:
         try:
             queue = self._queue
             if queue and queue[0][2] is None:
-                # A windowed head arrived; the next one gets its own window
-                # (frames sent together may still arrive apart).
+                # A windowed head arrived, and with it whatever is nominally
+                # due by now (a burst sent in one instant arrives together
+                # under nominal timing); the rest get windows of their own,
+                # so frames sent together may still arrive apart.
                 queue.popleft()[3]()
+                now = loop.time()
+                while queue and queue[0][2] is None and self._nominal_arrival(queue[0]) <= now:
+                    if choose("window", _TOGETHER_OR_APART):
+                        break  # apart: it gets a window of its own
+                    queue.popleft()[3]()
             else:
                 while queue and queue[0][2] is not None and queue[0][2] <= loop.time():  # type: ignore[operator]
                     queue.popleft()[3]()

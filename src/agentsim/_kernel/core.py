@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from functools import cached_property
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
@@ -173,6 +173,22 @@ def current_task_label() -> str:
         return trio.lowlevel.current_task().name
     except RuntimeError:
         return ""
+
+
+def choose(kind: str, labels: Sequence[str]) -> int:
+    """Ask the running simulation's policy to pick one of ``labels``; option 0
+    is the stock choice (always taken under FIFO, and outside a simulation).
+
+    For doubles whose behaviour has a real freedom that no timer expresses
+    (frames sent together that may arrive together or apart). The choice is
+    recorded like the loop's own, so it replays and shrinks the same way.
+    """
+    core = getattr(_local, "core", None)
+    if core is None or core.policy.fifo or len(labels) < 2:
+        return 0
+    chosen = core.policy.choose(kind, labels)  # type: ignore[arg-type]
+    core.trace.record_choice(core.clock.ticks, kind, labels, chosen, 0)
+    return chosen
 
 
 def record_event(kind: str, detail: str = "") -> None:

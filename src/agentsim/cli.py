@@ -22,6 +22,7 @@ from typing import Any
 
 from . import timeline
 from .explore import explore, replay
+from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
 
 
@@ -127,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command = commands.add_parser("explore", help="sweep seeds for a failing schedule")
     explore_command.add_argument("target", help="PATH::NAME of an async function")
     explore_command.add_argument("--runs", type=int, default=200)
-    explore_command.add_argument("--strategy", default="random", choices=["fifo", "random", "pct"])
+    explore_command.add_argument("--strategy", default="random", choices=list(EXPLORE_STRATEGIES))
     explore_command.add_argument("--seed", type=int, default=0, help="first seed of the sweep")
     explore_command.add_argument("--check-determinism", action="store_true")
     explore_command.add_argument("--no-shrink", action="store_true")
@@ -138,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command = commands.add_parser("replay", help="replay one schedule exactly and show its timeline")
     replay_command.add_argument("target", help="PATH::NAME of an async function")
     replay_command.add_argument("--seed", type=int, default=0)
-    replay_command.add_argument("--strategy", default="random", choices=["fifo", "random", "pct"])
+    replay_command.add_argument("--strategy", default="random", choices=list(EXPLORE_STRATEGIES))
     replay_command.add_argument("--schedule", default=None, help="a schedule from a failure report")
     replay_command.add_argument("--last", type=int, default=40, help="timeline lines to show")
     replay_command.add_argument("--export", default=None, help="also write the trace as Perfetto JSON here")

@@ -31,6 +31,7 @@ import pytest
 from ._kernel.core import current_core
 from ._kernel.trace import Trace
 from .explore import explore, replay
+from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
 from .explore._report import ExploreReport
 from .explore._schedule import Schedule
@@ -44,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-runs", type=int, default=None, help="runs per @pytest.mark.agentsim test (default: the mark's, else 100)")
     group.addoption("--agentsim-seed", type=int, default=None, help="replay this one seed instead of exploring")
     group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
-    group.addoption("--agentsim-strategy", default=None, choices=["fifo", "random", "pct"], help="exploration strategy")
+    group.addoption("--agentsim-strategy", default=None, choices=list(EXPLORE_STRATEGIES), help="exploration strategy")
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=DEFAULT_DIRECTORY, help="failure database directory ('none' to disable)")
     group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")

@@ -214,9 +214,10 @@ class DelaySource:
         core = current_core()
         if core is None:
             return value
-        core.jitter_draws += 1
         # Nominal under fifo; the explorer's shrinker narrows jitter toward it.
         scale = core.policy.jitter_scale
+        if scale:
+            core.jitter_draws += 1
         return value if scale == 1.0 else max(0.0, nominal + (value - nominal) * scale)
 
     def window(self, index: int) -> tuple[float, float, float] | None:

@@ -7,6 +7,7 @@ jitter, and reports a line that replays it. ``replay`` runs one schedule.
 """
 
 from ._database import FailureDatabase as FailureDatabase
+from ._explore import EXPLORE_STRATEGIES as EXPLORE_STRATEGIES
 from ._explore import explore as explore
 from ._explore import function_key as function_key
 from ._explore import replay as replay

@@ -153,3 +153,21 @@ def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
     changed = {name for name in originals if inside[name] is not originals[name]}
     assert changed == set(originals)  # every one of them was patched inside...
     assert _patch_targets() == originals  # ...and restored after
+
+
+def test_importing_agentsim_or_running_asyncio_does_not_import_trio() -> None:
+    # trio costs ~0.6 s to import: every pytest session with agentsim's
+    # plugin installed, and every asyncio simulation, would pay it.
+    program = textwrap.dedent(
+        """
+        import asyncio, sys
+        import agentsim
+        assert "trio" not in sys.modules, "import agentsim imported trio"
+        async def main():
+            await asyncio.sleep(1)
+        agentsim.run(main)
+        assert "trio" not in sys.modules, "an asyncio simulation imported trio"
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr

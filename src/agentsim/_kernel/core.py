@@ -9,6 +9,7 @@ that other threads could see.
 from __future__ import annotations
 
 import random
+import sys
 import threading
 import time
 from functools import cached_property
@@ -167,10 +168,11 @@ def current_task_label() -> str:
         task = None
     if task is not None:
         return getattr(task, "_agentsim_label", None) or task.get_name()
+    trio = sys.modules.get("trio")  # not imported: not a trio run
+    if trio is None:
+        return ""
     try:
-        import trio
-
-        return trio.lowlevel.current_task().name
+        return str(trio.lowlevel.current_task().name)
     except RuntimeError:
         return ""
 

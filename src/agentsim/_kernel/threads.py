@@ -11,6 +11,7 @@ checkpoint, while virtual time stands still.
 from __future__ import annotations
 
 import contextvars
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -35,12 +36,14 @@ def _inline(real: Callable[..., Any], checkpoint: Callable[[], Any]) -> Callable
 def _build() -> PatchSet:
     import anyio.lowlevel
     import anyio.to_thread
-    import trio
-    import trio.to_thread
 
     patches = PatchSet()
     patches.add(anyio.to_thread, "run_sync", _inline(anyio.to_thread.run_sync, anyio.lowlevel.checkpoint))
-    patches.add(trio.to_thread, "run_sync", _inline(trio.to_thread.run_sync, trio.lowlevel.checkpoint))
+    if "trio" in sys.modules:  # the trio backend imports it first; asyncio runs need not pay for it
+        import trio
+        import trio.to_thread
+
+        patches.add(trio.to_thread, "run_sync", _inline(trio.to_thread.run_sync, trio.lowlevel.checkpoint))
     return patches
 
 

@@ -53,7 +53,7 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     if required:
         raise CommandError(f"`{name}` needs {required}; the command line can only call functions without required arguments (or with `sim`)")
     if "sim" in parameters:
-        from .pytest_plugin import SimulationView
+        from ._kernel.view import SimulationView
 
         view = SimulationView()
 

@@ -28,8 +28,7 @@ from typing import Any
 
 import pytest
 
-from ._kernel.core import current_core
-from ._kernel.trace import Trace
+from ._kernel.view import SimulationView as SimulationView
 from .explore import explore, replay
 from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
@@ -57,40 +56,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "agentsim(runs=None, strategy=None, backend=None, seed=0, max_virtual_time=None, wall_timeout=60.0): "
         "run this async test on agentsim's virtual clock under the explorer",
     )
-
-
-class SimulationView:
-    """The ``sim`` fixture: the simulation the test is running in right now."""
-
-    @property
-    def now(self) -> float:
-        from ._kernel.core import now
-
-        return now()
-
-    @property
-    def seed(self) -> int:
-        return self._core().seed
-
-    @property
-    def strategy(self) -> str:
-        return self._core().policy.name
-
-    @property
-    def backend(self) -> str:
-        return self._core().backend
-
-    @property
-    def trace(self) -> Trace:
-        return self._core().trace
-
-    def _core(self) -> Any:
-        from ._kernel.errors import NotInSimulationError
-
-        core = current_core()
-        if core is None:
-            raise NotInSimulationError("sim")
-        return core
 
 
 @pytest.fixture

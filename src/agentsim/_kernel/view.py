@@ -18,7 +18,7 @@ class SimulationView:
 
     @property
     def now(self) -> float:
-        from ._kernel.core import now
+        from .core import now
 
         return now()
 
@@ -39,7 +39,7 @@ class SimulationView:
         return self._core().trace
 
     def _core(self) -> Any:
-        from ._kernel.errors import NotInSimulationError
+        from .errors import NotInSimulationError
 
         core = current_core()
         if core is None:

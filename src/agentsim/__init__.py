@@ -14,6 +14,8 @@ from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
 from ._kernel.core import now as now
 from ._kernel.core import record_event as record_event
 from ._kernel.core import seeded_random as seeded_random
+from ._kernel.errors import AgentsimError as AgentsimError
+from ._kernel.errors import AgentsimWarning as AgentsimWarning
 from ._kernel.errors import DeadlockError as DeadlockError
 from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
 from ._kernel.errors import NestedSimulationError as NestedSimulationError
@@ -22,6 +24,7 @@ from ._kernel.errors import SimulationConfigError as SimulationConfigError
 from ._kernel.errors import SimulationError as SimulationError
 from ._kernel.errors import SimulationEscapeError as SimulationEscapeError
 from ._kernel.errors import TaskSnapshot as TaskSnapshot
+from ._kernel.errors import UsageError as UsageError
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
 from ._kernel.policy import FifoPolicy as FifoPolicy

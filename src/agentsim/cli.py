@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from . import timeline
+from ._kernel.errors import UsageError
 from .explore import explore, replay
 from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
 
 
-class CommandError(Exception):
+class CommandError(UsageError):
     """A command-line mistake: the message says what to fix."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from ._kernel.errors import AgentsimError
 from ._kernel.view import SimulationView as SimulationView
 from .explore import explore, replay
 from .explore import EXPLORE_STRATEGIES
@@ -116,7 +117,7 @@ def _backend(item: pytest.Function, marked: dict[str, Any]) -> str:
     return "asyncio"
 
 
-class AgentsimFailure(AssertionError):
+class AgentsimFailure(AgentsimError, AssertionError):
     """A schedule of an ``@pytest.mark.agentsim`` test failed. ``report`` has
     every failure; the message the seed, minimal timeline and replay command."""
 

@@ -1,8 +1,15 @@
-"""Errors of the simulation kernel.
+"""Errors of the simulation kernel, and the root of every agentsim error.
 
 Each error says what happened, where (virtual time, task, call site) and what
 to do, and carries the same facts as structured fields so that a test never
 has to parse a message.
+
+The tree: :class:`AgentsimError` is the root of everything agentsim raises;
+under it :class:`SimulationError` (what happened in a simulation: deadlock,
+limits, escapes), :class:`UsageError` (agentsim was called wrongly: a bad
+argument, an object used in a second simulation, a call outside one) and
+``agentsim.scenario.ScenarioError`` (a scripted scenario did not hold).
+Warnings derive from :class:`AgentsimWarning`.
 """
 
 from __future__ import annotations
@@ -31,11 +38,26 @@ def _format_tasks(tasks: tuple[TaskSnapshot, ...]) -> str:
     return "\n".join(task.format() for task in tasks) if tasks else "  (no tasks)"
 
 
-class SimulationError(Exception):
-    """Base class of every error agentsim's kernel raises about a simulation."""
+class AgentsimError(Exception):
+    """Base class of every error agentsim raises: ``except agentsim.AgentsimError``
+    catches agentsim's own verdicts and nothing of the program's."""
 
 
-class NotInSimulationError(SimulationError, RuntimeError):
+class SimulationError(AgentsimError):
+    """Base class of the errors about what happened in a simulation (deadlock,
+    limits, escapes, wall timeout)."""
+
+
+class UsageError(AgentsimError):
+    """Base class of the errors about how agentsim was called: fix the call
+    (the message names the argument or the object and what is expected)."""
+
+
+class AgentsimWarning(UserWarning):
+    """Base class of agentsim's warnings."""
+
+
+class NotInSimulationError(UsageError, SimulationError, RuntimeError):
     """An API that needs a running simulation was called outside one.
 
     Call it from code running under :func:`agentsim.run` or
@@ -51,8 +73,9 @@ class NotInSimulationError(SimulationError, RuntimeError):
         )
 
 
-class SimulationConfigError(SimulationError, ValueError):
-    """An argument of :func:`agentsim.run` / :func:`agentsim.simulate` is invalid.
+class SimulationConfigError(UsageError, SimulationError, ValueError):
+    """An argument of an agentsim function or double is invalid, or an object
+    was used where it cannot be (a double in a second simulation).
 
     ``parameter`` names the argument, ``value`` is what was given and
     ``expected`` says what is accepted.
@@ -65,7 +88,7 @@ class SimulationConfigError(SimulationError, ValueError):
         super().__init__(f"invalid {parameter}={value!r}: expected {expected}.")
 
 
-class NestedSimulationError(SimulationError, RuntimeError):
+class NestedSimulationError(UsageError, SimulationError, RuntimeError):
     """:func:`agentsim.run` was called where an event loop is already running.
 
     A simulation owns its event loop. Call ``agentsim.run`` from synchronous
@@ -167,7 +190,7 @@ class SimulationEscapeError(SimulationError):
         )
 
 
-class LeftoverTasksWarning(UserWarning):
+class LeftoverTasksWarning(AgentsimWarning):
     """Tasks were still running when the main function of a simulation returned.
 
     agentsim cancelled them (no task outlives a simulation). ``tasks`` names

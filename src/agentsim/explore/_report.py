@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._kernel.errors import AgentsimWarning
 from .._kernel.trace import Trace, TraceEvent
 from ._schedule import Schedule
 
@@ -110,7 +111,7 @@ class Nondeterminism:
         )
 
 
-class SingleScheduleWarning(UserWarning):
+class SingleScheduleWarning(AgentsimWarning):
     """Every run of a sweep took the same schedule: the program left no choice
     open (no simultaneous timers, no overlapping windows) and drew no delay,
     so more runs explore nothing; one run is enough. Give doubles delay

@@ -6,6 +6,7 @@ UnexpectedCallError`` still catches it) with the same structured fields.
 
 from __future__ import annotations
 
+from .._kernel.errors import AgentsimError
 from ..scenario.errors import (
     CallMatcherError,
     IncompleteScenarioError,
@@ -63,7 +64,7 @@ class RealtimeScriptError(ScenarioUsageError):
     while disconnected, disconnecting twice). Fields: ``operation``, ``state``."""
 
 
-class RealtimeTransportDisconnectedError(ConnectionError):
+class RealtimeTransportDisconnectedError(AgentsimError, ConnectionError):
     """What the application gets when it sends on a transport that is disconnected
     (after ``disconnect()`` or ``close()``), as a real connection would fail.
 

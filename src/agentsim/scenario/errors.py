@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._kernel.errors import AgentsimError, UsageError
+
 
 @dataclass(frozen=True)
 class PendingExpectation:
@@ -43,11 +45,11 @@ def _listing(items: Sequence[Any], describe: str = "describe") -> str:
     return "; ".join(getattr(item, describe)() for item in items)
 
 
-class ScenarioError(Exception):
+class ScenarioError(AgentsimError):
     """Base class of scripted-scenario failures (a test that does not hold)."""
 
 
-class ScenarioUsageError(ScenarioError, RuntimeError):
+class ScenarioUsageError(ScenarioError, UsageError, RuntimeError):
     """A double was used in a way its script cannot honour (e.g. emitting on a
     closed connection). ``operation`` names the call, ``state`` why it failed."""
 
@@ -57,7 +59,7 @@ class ScenarioUsageError(ScenarioError, RuntimeError):
         super().__init__(f"{operation} is not possible while {state}: {advice}")
 
 
-class InvalidCallKindError(ScenarioError, ValueError):
+class InvalidCallKindError(ScenarioError, UsageError, ValueError):
     """``expect_call``/``fail_next_call`` got a kind the double does not have.
 
     ``kind`` is what was given, ``accepted`` every valid name.

@@ -74,6 +74,35 @@ def test_perfetto_export_has_a_track_per_task_spans_and_instants(tmp_path: Path)
     assert "100.000" in timeline.render(result.trace, kinds=["cancel"])
 
 
+def test_trio_runs_have_spawns_exits_cancels_and_perfetto_spans(tmp_path: Path) -> None:
+    import trio
+
+    async def program() -> None:
+        async def worker(seconds: float) -> None:
+            await trio.sleep(seconds)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(worker, 1.0, name="quick")
+            nursery.start_soon(worker, 10.0, name="slow")
+            await trio.sleep(2.0)
+            nursery.cancel_scope.cancel()
+
+    for strategy, seed in (("fifo", 0), ("random", 1), ("random", 2)):
+        result = agentsim.simulate(program, backend="trio", strategy=strategy, seed=seed)
+        assert result.ok, result.exception
+        kinds = [(event.kind, event.task.split("#")[0], event.detail) for event in result.trace.events if event.kind in ("spawn", "exit", "cancel")]
+        assert kinds[0] == ("spawn", "main", "")
+        assert {("spawn", "quick", "by main"), ("spawn", "slow", "by main"), ("cancel", "main", "a cancel scope")} <= set(kinds)
+        assert [kind for kind in kinds if kind[0] == "exit"][-1] == ("exit", "main", "exited")
+        cancel = next(event for event in result.trace.events if event.kind == "cancel")
+        assert cancel.time == 2.0
+    path = tmp_path / "trio.json"
+    timeline.export(result.trace, path)
+    records = json.loads(path.read_text())["traceEvents"]
+    spans = {(record["ph"], record["name"].split("#")[0]) for record in records if record["ph"] in ("B", "E")}
+    assert {("B", "main"), ("E", "main"), ("B", "quick"), ("E", "quick"), ("B", "slow"), ("E", "slow")} <= spans
+
+
 def test_cli_explore_replay_and_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "booking.py"
     target.write_text(RACE)

@@ -16,9 +16,21 @@ Trio's deadlines are floats. Deadlines computed from different instants can
 differ by an ulp while meaning the same tick; on a jump the clock therefore
 reports, once, the largest deadline of the target tick, so that trio expires
 the whole tick in one batch (a real tie), and exact tick time afterwards.
-These hooks touch three private names of trio (``_run._r``,
-``_run._ALLOW_DETERMINISTIC_SCHEDULING``, ``runner.deadlines``), checked at
-start with a clear error if a trio release renames them.
+
+Windowed sleeps (``windows.py``) park the task with
+``wait_task_rescheduled`` and are woken by the autojump, which orders them
+against trio's own first deadline. Spawns and exits reach the trace through
+trio's public ``Instrument`` hooks; explicit cancellations through the public
+``CancelScope.cancel``.
+
+Private names of trio used, each checked at start (or guarded) with a clear
+error if a release renames it: ``_core._run._r`` and
+``_ALLOW_DETERMINISTIC_SCHEDULING`` (batch order), ``GLOBAL_RUN_CONTEXT``
+(the runner), the runner's ``deadlines`` (``next_deadline``, ``expire``,
+``_heap``), ``main_task`` and ``system_nursery`` (task snapshots and
+leftovers), ``MockClock._autojump`` (rebound), ``Task._counter`` (creation
+order) and ``Task._abort_func`` (which tasks are blocked, to unwind them
+after an abort).
 """
 
 from __future__ import annotations
@@ -195,7 +207,8 @@ class _PolicyShuffler(random.Random):
         """The task's name in traces (per-simulation numbering)."""
         label = self._labels.get(task)
         if label is None:
-            label = self._labels[task] = task.name if task.name == "main" else f"{task.name}#{len(self._labels) + 1}"
+            main = task.name == "main" or getattr(task.coro, "cr_code", None) is _main.__code__
+            label = self._labels[task] = "main" if main else f"{task.name}#{len(self._labels) + 1}"
         return label
 
     def shuffle(self, batch: list[Any]) -> None:  # type: ignore[override]
@@ -222,6 +235,44 @@ class _PolicyShuffler(random.Random):
         for task in order:
             core.trace.record(core.clock.ticks, "step", self.label(task), "")
         batch[:] = reversed(order)
+
+
+class _Lifecycle(trio.abc.Instrument):
+    """Puts task spawns and exits on the trace through trio's public
+    instrument hooks, as the asyncio loop does from its task factory."""
+
+    def __init__(self, core: SimulationCore, shuffler: _PolicyShuffler) -> None:
+        self._core = core
+        self._label = shuffler.label
+
+    def task_spawned(self, task: Any) -> None:
+        if task.name.startswith("<"):
+            return  # trio's own system tasks
+        parent = task.parent_nursery.parent_task if task.parent_nursery is not None else None
+        by = f"by {self._label(parent)}" if parent is not None and not parent.name.startswith("<") else ""
+        self._core.trace.record(self._core.clock.ticks, "spawn", self._label(task), by)
+
+    def task_exited(self, task: Any) -> None:
+        if not task.name.startswith("<"):
+            # Trio's hook does not say how the task ended (returned, raised,
+            # cancelled): its nursery does, to the program.
+            self._core.trace.record(self._core.clock.ticks, "exit", self._label(task), "exited")
+
+
+def _recording_cancel(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``CancelScope.cancel`` that puts the cancellation on the running
+    simulation's trace, with who asked (a timeout's expiry is the exit's)."""
+
+    def cancel(scope: Any, *args: Any, **kwargs: Any) -> Any:
+        from .core import current_core, current_task_label
+
+        core = current_core()
+        if core is not None and not scope.cancel_called:
+            # On the canceller's track: trio does not name the tasks a scope holds.
+            core.trace.record(core.clock.ticks, "cancel", current_task_label(), "a cancel scope")
+        return original(scope, *args, **kwargs)
+
+    return cancel
 
 
 def _walk(task: Any) -> Iterator[Any]:
@@ -273,9 +324,12 @@ class TrioBackend(Backend):
         core.sleep_window = clock.sleep_window
         patches.add(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING", True)
         patches.add(trio_run_module, "_r", shuffler)
+        patches.add(trio.CancelScope, "cancel", _recording_cancel(trio.CancelScope.cancel))
         patches.apply()
         try:
-            outcome.value = trio.run(_main, core, async_fn, args, outcome, clock=clock.attach())
+            outcome.value = trio.run(
+                _main, core, async_fn, args, outcome, clock=clock.attach(), instruments=[_Lifecycle(core, shuffler)]
+            )
         except _TrioHardStop:
             pass  # core.abort_error says why
         except _ForcedUnwind:

@@ -28,6 +28,7 @@ from ._kernel.errors import UsageError as UsageError
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
 from ._kernel.policy import FifoPolicy as FifoPolicy
+from ._kernel.policy import JitterPolicy as JitterPolicy
 from ._kernel.policy import PCTPolicy as PCTPolicy
 from ._kernel.policy import RandomPolicy as RandomPolicy
 from ._kernel.policy import ReplayPolicy as ReplayPolicy
@@ -41,5 +42,42 @@ from .explore import ExploreReport as ExploreReport
 from .explore import Schedule as Schedule
 from .explore import explore as explore
 from .explore import replay as replay
+
+__all__ = [
+    "TICKS_PER_SECOND",
+    "now",
+    "record_event",
+    "seeded_random",
+    "AgentsimError",
+    "AgentsimWarning",
+    "DeadlockError",
+    "LeftoverTasksWarning",
+    "NestedSimulationError",
+    "NotInSimulationError",
+    "SimulationConfigError",
+    "SimulationError",
+    "SimulationEscapeError",
+    "TaskSnapshot",
+    "UsageError",
+    "VirtualTimeLimitError",
+    "WallTimeoutError",
+    "FifoPolicy",
+    "JitterPolicy",
+    "PCTPolicy",
+    "RandomPolicy",
+    "ReplayPolicy",
+    "SchedulingPolicy",
+    "SimulationResult",
+    "run",
+    "simulate",
+    "Trace",
+    "TraceEvent",
+    "ExploreReport",
+    "Schedule",
+    "explore",
+    "replay",
+    "__version__",
+]
+
 
 __version__ = "0.1.0"

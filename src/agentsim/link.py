@@ -26,6 +26,8 @@ from collections.abc import Callable
 from ._kernel.core import choose
 from .timing import DelaySource, call_window
 
+__all__ = ["OrderedLink"]
+
 #: A follower nominally due with the message ahead: option 0 arrives with it.
 _TOGETHER_OR_APART = ("together", "apart")
 

@@ -44,6 +44,22 @@ import anyio
 from ._kernel.core import current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
 
+__all__ = [
+    "Delay",
+    "DelaySource",
+    "DelaySpec",
+    "Pacer",
+    "Speed",
+    "as_delay",
+    "call_window",
+    "check_speed",
+    "exponential",
+    "lognormal",
+    "sleep",
+    "sleep_between",
+    "uniform",
+]
+
 
 class Delay(ABC):
     """A duration in virtual seconds for the ``index``-th event of a double."""

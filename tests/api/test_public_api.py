@@ -53,3 +53,22 @@ def test_the_error_tree() -> None:
     with pytest.raises(agentsim.UsageError) as info:
         agentsim.run(lambda: None, seed="1")  # type: ignore[arg-type]
     assert info.value.parameter == "seed"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", PUBLIC_PACKAGES)
+def test_every_public_package_declares_all_and_documents_each_name(name: str) -> None:
+    import pathlib
+    import re
+
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported, f"{name} has no __all__"
+    for attribute in exported:
+        assert hasattr(module, attribute), f"{name}.__all__ names {attribute}, which is missing"
+    public = {attribute for attribute in vars(module) if not attribute.startswith("_")}
+    reexports = {attribute for attribute in public if getattr(getattr(module, attribute), "__module__", "").startswith(name + ".")}
+    assert reexports <= set(exported), f"{name} exports {sorted(reexports - set(exported))} without listing them"
+    root = pathlib.Path(__file__).resolve().parents[2]
+    docs = "\n".join(path.read_text() for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    undocumented = [attribute for attribute in exported if not re.search(rf"\b{re.escape(attribute)}\b", docs)]
+    assert not undocumented, f"{name}: {undocumented} appear in no page of docs/ or the README"

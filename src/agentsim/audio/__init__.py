@@ -2,3 +2,8 @@
 simulated player that measures audio actually heard (``SimulatedPlayer``)."""
 
 from .player import SimulatedPlayer as SimulatedPlayer
+
+__all__ = [
+    "SimulatedPlayer",
+]
+

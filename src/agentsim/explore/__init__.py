@@ -17,3 +17,18 @@ from ._report import MinimalSchedule as MinimalSchedule
 from ._report import Nondeterminism as Nondeterminism
 from ._report import SingleScheduleWarning as SingleScheduleWarning
 from ._schedule import Schedule as Schedule
+
+__all__ = [
+    "FailureDatabase",
+    "EXPLORE_STRATEGIES",
+    "explore",
+    "function_key",
+    "replay",
+    "ExploreReport",
+    "Failure",
+    "MinimalSchedule",
+    "Nondeterminism",
+    "SingleScheduleWarning",
+    "Schedule",
+]
+

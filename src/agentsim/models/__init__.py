@@ -11,3 +11,13 @@ from ..timing import uniform as uniform
 from ._errors import model_error as model_error
 from ._timed import TimedModel as TimedModel
 from ._timed import TimedModelCall as TimedModelCall
+
+__all__ = [
+    "exponential",
+    "lognormal",
+    "uniform",
+    "model_error",
+    "TimedModel",
+    "TimedModelCall",
+]
+

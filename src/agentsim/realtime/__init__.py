@@ -21,3 +21,22 @@ from .streams import AudioStream as AudioStream
 from .streams import ScheduledEmit as ScheduledEmit
 from .transport import RealtimeScenarioContext as RealtimeScenarioContext
 from .transport import ScriptedRealtimeTransport as ScriptedRealtimeTransport
+
+__all__ = [
+    "turn_ended",
+    "turn_started",
+    "ConnectOptions",
+    "RealtimeCall",
+    "IncompleteRealtimeScenarioError",
+    "RealtimeCallMatcherError",
+    "RealtimeScenarioTimeoutError",
+    "RealtimeScriptError",
+    "RealtimeTransportDisconnectedError",
+    "RealtimeTransportNotClosedError",
+    "UnexpectedRealtimeCallError",
+    "AudioStream",
+    "ScheduledEmit",
+    "RealtimeScenarioContext",
+    "ScriptedRealtimeTransport",
+]
+

@@ -9,3 +9,8 @@ sandbox does.
 """
 
 from ._timed import timed_sandbox_session as timed_sandbox_session
+
+__all__ = [
+    "timed_sandbox_session",
+]
+

@@ -20,3 +20,21 @@ from .errors import ScenarioError as ScenarioError
 from .errors import ScenarioTimeoutError as ScenarioTimeoutError
 from .errors import ScenarioUsageError as ScenarioUsageError
 from .errors import UnexpectedCallError as UnexpectedCallError
+
+__all__ = [
+    "run_scenario",
+    "CallScript",
+    "Notifier",
+    "RecordedCall",
+    "ScenarioErrors",
+    "CallMatcherError",
+    "IncompleteScenarioError",
+    "InvalidCallKindError",
+    "PendingExpectation",
+    "PendingFailure",
+    "ScenarioError",
+    "ScenarioTimeoutError",
+    "ScenarioUsageError",
+    "UnexpectedCallError",
+]
+

@@ -14,3 +14,17 @@ from .transcription import TimedTranscriptionSession as TimedTranscriptionSessio
 from .transcription import TimedTurn as TimedTurn
 from .tts import TimedTTSCall as TimedTTSCall
 from .tts import TimedTTSModel as TimedTTSModel
+
+__all__ = [
+    "Milestone",
+    "Segment",
+    "SimulatedMicrophone",
+    "SpokenSegment",
+    "silence",
+    "speech",
+    "TimedTranscriptionSession",
+    "TimedTurn",
+    "TimedTTSCall",
+    "TimedTTSModel",
+]
+

@@ -15,3 +15,16 @@ from ._script import Reply as Reply
 from ._script import Step as Step
 from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
 from ._wire import SimulatedWebSocket as SimulatedWebSocket
+
+__all__ = [
+    "SimulatedRealtimeModel",
+    "raw_server_event",
+    "RealtimeServerRuleError",
+    "RuleViolation",
+    "CallTool",
+    "Reply",
+    "Step",
+    "SimulatedRealtimeServer",
+    "SimulatedWebSocket",
+]
+

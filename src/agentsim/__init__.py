@@ -81,3 +81,9 @@ __all__ = [
 
 
 __version__ = "0.1.0"
+
+# The Agents SDK's adapter joins the first simulation started after the
+# program imported ``agents`` (the kernel itself knows no SDK).
+from ._kernel import extensions as _extensions  # noqa: E402
+
+_extensions.adapter("agents", "agentsim.contrib.openai_agents")

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .asyncio_loop import VirtualEventLoop
+from .asyncio_loop import VirtualEventLoop, task_label
 from .backend import Backend, Outcome
 from .core import SimulationCore
 from .errors import DeadlockError, TaskSnapshot
@@ -28,6 +28,8 @@ class AsyncioBackend(Backend):
 
             core.cancel_main = cancel_main
             core.sleep_window = _sleep_window
+            core.running_task = lambda: asyncio.current_task(loop)
+            core.task_label = lambda: task_label(asyncio.current_task(loop))
             loop.on_idle = lambda: _on_idle(core, loop, main)
             try:
                 outcome.value = loop.run_until_complete(main)

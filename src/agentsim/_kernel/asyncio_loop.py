@@ -183,10 +183,14 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_result(result)
 
 
-def _label(task: asyncio.Task[Any] | None) -> str:
+def task_label(task: asyncio.Task[Any] | None) -> str:
+    """A task's name in traces ("" for None)."""
     if task is None:
         return ""
     return task._agentsim_label if task.__class__ is _SimTask else task.get_name()
+
+
+_label = task_label
 
 
 def _stepped_task_label(handle: events.Handle) -> str | None:

@@ -62,6 +62,11 @@ class SimulationCore:
         #: Set by the backend: sleep until a windowed timer fires (seconds from
         #: now: earliest, nominal, latest). See ``windows.py``.
         self.sleep_window: Callable[[float, float, float], Awaitable[None]] = _no_backend_sleep
+        #: Set by the backend: the task running now (None between tasks) and
+        #: its label in the trace ("" between tasks). The frontend asks these
+        #: and never the event loop libraries themselves.
+        self.running_task: Callable[[], object | None] = lambda: None
+        self.task_label: Callable[[], str] = lambda: ""
         #: Windowed timers set so far (for the explorer's health check).
         self.windowed_timers = 0
         #: Delays drawn from a seeded distribution so far (jitter).
@@ -159,22 +164,9 @@ def now() -> float:
 
 
 def current_task_label() -> str:
-    """The trace label of the task running now ("" between tasks)."""
-    import asyncio
-
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        task = None
-    if task is not None:
-        return getattr(task, "_agentsim_label", None) or task.get_name()
-    trio = sys.modules.get("trio")  # not imported: not a trio run
-    if trio is None:
-        return ""
-    try:
-        return str(trio.lowlevel.current_task().name)
-    except RuntimeError:
-        return ""
+    """The trace label of the task running now ("" between tasks or outside a simulation)."""
+    core = getattr(_local, "core", None)
+    return core.task_label() if core is not None else ""
 
 
 def choose(kind: str, labels: Sequence[str]) -> int:
@@ -203,7 +195,7 @@ def record_event(kind: str, detail: str = "") -> None:
     """
     core = getattr(_local, "core", None)
     if core is not None:
-        core.trace.record(core.clock.ticks, kind, current_task_label(), detail)
+        core.trace.record(core.clock.ticks, kind, core.task_label(), detail)
 
 
 def seeded_random(purpose: str) -> random.Random:

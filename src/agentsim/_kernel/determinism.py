@@ -10,10 +10,11 @@ While a simulation runs in a thread, that thread sees:
 * ``uuid.uuid4()`` drawn from a generator seeded by the simulation's seed.
 * the global :mod:`random` generator seeded from the seed (the SDK's retry
   back-off jitter uses it), its previous state restored afterwards.
-* in the openai-agents SDK's modules, names bound to ``uuid4``, the clock
-  functions or the ``datetime`` class (``from time import monotonic``,
-  ``from datetime import datetime``) rebound to the seeded and virtual
-  versions; ``datetime.now()`` is C code and cannot be patched at the class.
+* in the modules of packages an adapter registered (``extensions.py``; the
+  openai-agents SDK's), names bound to ``uuid4``, the clock functions or the
+  ``datetime`` class (``from time import monotonic``, ``from datetime import
+  datetime``) rebound to the seeded and virtual versions; ``datetime.now()``
+  is C code and cannot be patched at the class.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .core import VIRTUAL_EPOCH, SimulationCore, current_core
+from .extensions import rebound_packages
 from .patching import PatchSet, SharedInstaller
 
 _real_datetime = _dt.datetime
@@ -108,22 +110,24 @@ def _build_clock_patches() -> PatchSet:
 clock_patches = SharedInstaller(_build_clock_patches)
 
 
-class _SdkModuleNames:
-    """Where SDK modules bound ``uuid4``, a clock or ``datetime`` by name; rescanned when
-    new modules have been imported since the last scan."""
+class _ModuleNames:
+    """Where the registered packages' modules bound ``uuid4``, a clock or
+    ``datetime`` by name; rescanned when new modules have been imported (or
+    packages registered) since the last scan."""
 
     def __init__(self) -> None:
-        self._module_count = -1
+        self._scanned: tuple[int, tuple[str, ...]] = (-1, ())
         self._sites: list[tuple[Any, str, Any]] = []
 
     def sites(self) -> list[tuple[Any, str, Any]]:
-        if len(sys.modules) != self._module_count:
-            self._module_count = len(sys.modules)
+        packages = rebound_packages()
+        if (len(sys.modules), packages) != self._scanned:
+            self._scanned = (len(sys.modules), packages)
             replacements: dict[int, Any] = {id(_real_uuid4): _virtual_uuid4, id(_real_datetime): VirtualDatetime}
             replacements.update({id(_real_clocks[name]): clock for name, clock in _clocks.items()})
             sites = []
             for module_name, module in list(sys.modules.items()):
-                if module is None or not (module_name == "agents" or module_name.startswith("agents.")):
+                if module is None or not any(module_name == package or module_name.startswith(package + ".") for package in packages):
                     continue
                 for name, value in list(vars(module).items()):
                     replacement = replacements.get(id(value))
@@ -133,17 +137,17 @@ class _SdkModuleNames:
         return self._sites
 
 
-_sdk_names = _SdkModuleNames()
+_module_names = _ModuleNames()
 
 
-def _build_sdk_name_patches() -> PatchSet:
+def _build_module_name_patches() -> PatchSet:
     patches = PatchSet()
-    for module, name, replacement in _sdk_names.sites():
+    for module, name, replacement in _module_names.sites():
         patches.add(module, name, replacement)
     return patches
 
 
-sdk_name_patches = SharedInstaller(_build_sdk_name_patches)
+module_name_patches = SharedInstaller(_build_module_name_patches)
 
 
 class SeededGlobalRandom:

@@ -20,7 +20,8 @@ from typing import Any, Generic, Literal, TypeVar
 from .backend import Backend, Outcome
 from .clock import VirtualClock
 from .core import SimulationCore, current_core, set_current_core
-from .determinism import SeededGlobalRandom, clock_patches, sdk_name_patches
+from . import extensions
+from .determinism import SeededGlobalRandom, clock_patches, module_name_patches
 from .errors import (
     LeftoverTasksWarning,
     NestedSimulationError,
@@ -32,7 +33,6 @@ from .escapes import escape_guards
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .policy import SchedulingPolicy, make_policy
-from .sdk import SdkTracing
 from .threads import inline_threads
 from .trace import Trace
 
@@ -153,7 +153,7 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         return
 
     def on_alarm(signum: int, frame: Any) -> None:
-        core.abort(core.wall_timeout_error(_running_task()))
+        core.abort(core.wall_timeout_error(core.running_task()))
         # Raise only into the program's own code: an exception in the middle
         # of the event loop's bookkeeping would corrupt it. Elsewhere the loop
         # sees the abort at its next wall-clock check (and the alarm repeats).
@@ -193,22 +193,6 @@ def _is_program_code(filename: str) -> bool:
     if filename.startswith("<") or filename.startswith(_LOOP_CODE):
         return False
     return not filename.startswith(_STDLIB) or "site-packages" in filename
-
-
-def _running_task() -> Any:
-    try:
-        task = asyncio.current_task()
-        if task is not None:
-            return task
-    except RuntimeError:
-        pass
-    trio = sys.modules.get("trio")
-    if trio is None:
-        return None
-    try:
-        return trio.lowlevel.current_task()
-    except RuntimeError:
-        return None
 
 
 def _final_exception(core: SimulationCore, outcome: Outcome) -> BaseException | None:
@@ -253,13 +237,15 @@ def simulate(
         wall_timeout=wall_timeout,
         backend=backend,
     )
+    library_extensions = extensions.activate()
     set_current_core(core)
     try:
         with ExitStack() as stack:
-            for installer in (clock_patches, escape_guards, inline_threads, ordered_library_sets, sdk_name_patches):
+            for installer in (clock_patches, escape_guards, inline_threads, ordered_library_sets, module_name_patches):
                 stack.enter_context(_installed(installer))
             stack.enter_context(SeededGlobalRandom(core))
-            stack.enter_context(SdkTracing(core))
+            for extension in library_extensions:
+                stack.enter_context(extension(core))
             stack.enter_context(_wall_alarm(core))
             core.start_wall_clock()
             try:

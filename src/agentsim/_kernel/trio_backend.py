@@ -264,15 +264,27 @@ def _recording_cancel(original: Callable[..., Any]) -> Callable[..., Any]:
     simulation's trace, with who asked (a timeout's expiry is the exit's)."""
 
     def cancel(scope: Any, *args: Any, **kwargs: Any) -> Any:
-        from .core import current_core, current_task_label
+        from .core import current_core
 
         core = current_core()
         if core is not None and not scope.cancel_called:
             # On the canceller's track: trio does not name the tasks a scope holds.
-            core.trace.record(core.clock.ticks, "cancel", current_task_label(), "a cancel scope")
+            core.trace.record(core.clock.ticks, "cancel", core.task_label(), "a cancel scope")
         return original(scope, *args, **kwargs)
 
     return cancel
+
+
+def _current_trio_task() -> Any:
+    try:
+        return trio.lowlevel.current_task()
+    except RuntimeError:
+        return None
+
+
+def _label_of_current(shuffler: _PolicyShuffler) -> str:
+    task = _current_trio_task()
+    return shuffler.label(task) if task is not None else ""
 
 
 def _walk(task: Any) -> Iterator[Any]:
@@ -322,6 +334,8 @@ class TrioBackend(Backend):
         shuffler = _PolicyShuffler(core)
         clock = TrioVirtualClock(core, shuffler.label)
         core.sleep_window = clock.sleep_window
+        core.running_task = _current_trio_task
+        core.task_label = lambda: _label_of_current(shuffler)
         patches.add(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING", True)
         patches.add(trio_run_module, "_r", shuffler)
         patches.add(trio.CancelScope, "cancel", _recording_cancel(trio.CancelScope.cancel))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agents.realtime.model import RealtimePlaybackTracker
+from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
 
 from .._kernel.core import current_core, record_event
 from .._kernel.errors import SimulationConfigError

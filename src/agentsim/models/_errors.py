@@ -7,6 +7,7 @@ from typing import Any
 
 from .._kernel.errors import SimulationConfigError
 from ._timed import RETRY_ADVICE_ATTRIBUTE
+from ..contrib.openai_agents.sdk import sdk_root, testing
 
 RetryAdviceCallback = Callable[[int, Any], Any]
 
@@ -25,8 +26,8 @@ def model_error(error: Exception, retry_advice: Any = None) -> Any:
         advice = lambda attempt, request: ModelRetryAdvice(suggested=attempt < 3, replay_safety="safe")
         model = TimedModel(ScriptedModel([model_error(flaky, advice), model_error(flaky, advice), [assistant_message("ok")]]))
     """
-    from agents import ModelRetryAdvice
-    from agents.testing import ModelStep
+    ModelRetryAdvice = sdk_root().ModelRetryAdvice
+    ModelStep = testing().ModelStep
 
     if not isinstance(error, Exception):
         raise SimulationConfigError("error", error, "an exception instance")

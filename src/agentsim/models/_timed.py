@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
-from agents.models.interface import Model
+from ..contrib.openai_agents.sdk import Model
 
 from .._kernel.core import record_event
 from ..timing import DelaySource, DelaySpec

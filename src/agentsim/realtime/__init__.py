@@ -6,8 +6,8 @@ scenario expects the application's calls and emits model events on the
 virtual clock. See ``docs/realtime.md``.
 """
 
-from ._sdk import turn_ended as turn_ended
-from ._sdk import turn_started as turn_started
+from ..contrib.openai_agents.sdk import turn_ended as turn_ended
+from ..contrib.openai_agents.sdk import turn_started as turn_started
 from .calls import ConnectOptions as ConnectOptions
 from .calls import RealtimeCall as RealtimeCall
 from .errors import IncompleteRealtimeScenarioError as IncompleteRealtimeScenarioError

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from agents.realtime.model_inputs import (
+from ..contrib.openai_agents.sdk import (
     RealtimeModelSendAudio,
     RealtimeModelSendEvent,
     RealtimeModelSendInterrupt,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import numpy.typing as npt
-from agents.realtime.model_events import (
+from ..contrib.openai_agents.sdk import (
     RealtimeModelAudioDoneEvent,
     RealtimeModelAudioEvent,
     RealtimeModelEvent,
@@ -20,7 +20,7 @@ from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
 from ..timing import Pacer, Speed, check_speed
-from ._sdk import turn_ended, turn_started
+from ..contrib.openai_agents.sdk import turn_ended, turn_started
 
 if TYPE_CHECKING:
     from .transport import ScriptedRealtimeTransport

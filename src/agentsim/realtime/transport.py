@@ -19,20 +19,24 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import numpy.typing as npt
-from agents.realtime.model import RealtimeModel, RealtimeModelConfig, RealtimeModelListener
-from agents.realtime.model_events import (
-    RealtimeModelConnectionStatusEvent,
-    RealtimeModelErrorEvent,
-    RealtimeModelEvent,
-    RealtimeModelExceptionEvent,
-)
-from agents.realtime.model_inputs import RealtimeModelSendEvent, RealtimeModelSendInterrupt
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
 from ..timing import Speed
-from ._sdk import END_OF_STREAM, interrupt_scope
+from ..contrib.openai_agents.sdk import (
+    END_OF_STREAM,
+    RealtimeModel,
+    RealtimeModelConfig,
+    RealtimeModelConnectionStatusEvent,
+    RealtimeModelErrorEvent,
+    RealtimeModelEvent,
+    RealtimeModelExceptionEvent,
+    RealtimeModelListener,
+    RealtimeModelSendEvent,
+    RealtimeModelSendInterrupt,
+    interrupt_scope,
+)
 from .calls import ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
 from .errors import (
     IncompleteRealtimeScenarioError,

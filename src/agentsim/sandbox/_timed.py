@@ -11,6 +11,7 @@ import anyio
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..timing import DelaySource, DelaySpec
+from ..contrib.openai_agents.sdk import sandbox_errors, testing
 
 
 def timed_sandbox_session(
@@ -31,7 +32,7 @@ def timed_sandbox_session(
         ])
         # an exec_command with yield_time_ms=10000 now times out at exactly 10 s
     """
-    from agents.testing import scripted_sandbox_session
+    scripted_sandbox_session = testing().scripted_sandbox_session
 
     default = DelaySource(latency, name="latency", stream="sandbox:latency")
     converted = [_with_duration(dict(step), index, default) for index, step in enumerate(steps)]
@@ -62,8 +63,7 @@ def _with_duration(step: dict[str, Any], index: int, default: DelaySource) -> di
             with anyio.move_on_after(timeout) as scope:
                 await source.sleep(index)
             if scope.cancelled_caught:
-                from agents.sandbox.errors import ExecTimeoutError
-
+                ExecTimeoutError = sandbox_errors().ExecTimeoutError  # noqa: N806 - the SDK's class
                 record_event("sandbox", f"{method} call {call.call_index} timed out after {timeout}s")
                 raise ExecTimeoutError(command=call.args, timeout_s=timeout)
         record_event("sandbox", f"{method} call {call.call_index} done")

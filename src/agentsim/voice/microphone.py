@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio
 import numpy as np
 import numpy.typing as npt
-from agents.voice import StreamedAudioInput
+from ..contrib.openai_agents.sdk import StreamedAudioInput
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError

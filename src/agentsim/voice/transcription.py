@@ -8,8 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import anyio
-from agents.voice import StreamedAudioInput
-from agents.voice.testing import ScriptedTranscriptionSession
+from ..contrib.openai_agents.sdk import StreamedAudioInput, voice_testing
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
@@ -33,7 +32,7 @@ class TimedTurn:
     delay: DelaySpec = 0.0
 
 
-class TimedTranscriptionSession(ScriptedTranscriptionSession):
+class TimedTranscriptionSession(voice_testing().ScriptedTranscriptionSession):  # type: ignore[misc]
     """The SDK's ``ScriptedTranscriptionSession``, with each turn released on time.
 
     Pass it to ``agents.voice.testing.ScriptedSTTModel(sessions=[...])``.

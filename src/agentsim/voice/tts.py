@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from agents.voice.model import TTSModel, TTSModelSettings
+from ..contrib.openai_agents.sdk import TTSModel, TTSModelSettings
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel
+from ...contrib.openai_agents.sdk import OpenAIRealtimeWebSocketModel
 
 if TYPE_CHECKING:
     from ._server import SimulatedRealtimeServer

@@ -7,8 +7,8 @@ simulation runs, the global provider is swapped for
 processors except those the simulated code registers itself (they vanish with
 the simulation). The previous provider, or its absence, is restored after.
 
-The SDK is only touched if the simulated program imported it: the kernel has
-no reason to import the SDK for programs that do not use it.
+The SDK is only touched if the simulated program imported it (this adapter
+is activated then).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from .core import VIRTUAL_EPOCH, SimulationCore
+from ..._kernel.core import VIRTUAL_EPOCH, SimulationCore
 
 
 def _provider_class() -> type:

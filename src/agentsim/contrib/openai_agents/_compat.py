@@ -1,4 +1,4 @@
-"""The few places where supported openai-agents releases differ at the model boundary.
+"""The few places where supported openai-agents releases differ at the realtime model boundary.
 
 The transport supports the whole range declared in pyproject.toml (see
 docs/realtime.md); older releases lack ``RealtimeModelEndOfStreamEvent``,

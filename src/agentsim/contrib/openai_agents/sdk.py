@@ -1,0 +1,71 @@
+"""Every name of the openai-agents SDK that agentsim's doubles use.
+
+One module, so that the SDK surface agentsim depends on is visible at a
+glance and release differences are handled in one place (``_compat.py``).
+Names of ``agents.testing`` and the sandbox exist only in newer releases;
+they are looked up when a double needs them.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from agents import voice as voice
+from agents.models.interface import Model as Model
+from agents.realtime import model_events as model_events
+from agents.realtime.model import RealtimeModel as RealtimeModel
+from agents.realtime.model import RealtimeModelConfig as RealtimeModelConfig
+from agents.realtime.model import RealtimeModelListener as RealtimeModelListener
+from agents.realtime.model import RealtimePlaybackTracker as RealtimePlaybackTracker
+from agents.realtime.model_events import RealtimeModelAudioDoneEvent as RealtimeModelAudioDoneEvent
+from agents.realtime.model_events import RealtimeModelAudioEvent as RealtimeModelAudioEvent
+from agents.realtime.model_events import RealtimeModelConnectionStatusEvent as RealtimeModelConnectionStatusEvent
+from agents.realtime.model_events import RealtimeModelErrorEvent as RealtimeModelErrorEvent
+from agents.realtime.model_events import RealtimeModelEvent as RealtimeModelEvent
+from agents.realtime.model_events import RealtimeModelExceptionEvent as RealtimeModelExceptionEvent
+from agents.realtime.model_events import RealtimeModelTranscriptDeltaEvent as RealtimeModelTranscriptDeltaEvent
+from agents.realtime.model_inputs import RealtimeModelSendAudio as RealtimeModelSendAudio
+from agents.realtime.model_inputs import RealtimeModelSendEvent as RealtimeModelSendEvent
+from agents.realtime.model_inputs import RealtimeModelSendInterrupt as RealtimeModelSendInterrupt
+from agents.realtime.model_inputs import RealtimeModelSendRawMessage as RealtimeModelSendRawMessage
+from agents.realtime.model_inputs import RealtimeModelSendSessionUpdate as RealtimeModelSendSessionUpdate
+from agents.realtime.model_inputs import RealtimeModelSendToolOutput as RealtimeModelSendToolOutput
+from agents.realtime.model_inputs import RealtimeModelSendUserInput as RealtimeModelSendUserInput
+from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel as OpenAIRealtimeWebSocketModel
+from agents.voice import StreamedAudioInput as StreamedAudioInput
+from agents.voice.model import TTSModel as TTSModel
+from agents.voice.model import TTSModelSettings as TTSModelSettings
+
+from ._compat import END_OF_STREAM as END_OF_STREAM
+from ._compat import interrupt_scope as interrupt_scope
+from ._compat import turn_ended as turn_ended
+from ._compat import turn_started as turn_started
+
+
+def testing() -> ModuleType:
+    """``agents.testing``, the SDK's own doubles (``ScriptedModel``, ``ModelStep``,
+    ``scripted_sandbox_session``...)."""
+    import agents.testing
+
+    return agents.testing
+
+
+def voice_testing() -> ModuleType:
+    """``agents.voice.testing`` (``ScriptedTranscriptionSession``...)."""
+    import agents.voice.testing
+
+    return agents.voice.testing
+
+
+def sdk_root() -> ModuleType:
+    """``agents`` itself (``ModelRetryAdvice``...)."""
+    import agents
+
+    return agents
+
+
+def sandbox_errors() -> ModuleType:
+    """``agents.sandbox.errors`` (``ExecTimeoutError``)."""
+    import agents.sandbox.errors
+
+    return agents.sandbox.errors

@@ -1,0 +1,86 @@
+"""The layers, checked on the source: imports point down, the SDK is known
+in one adapter, the kernel names no library above anyio and trio."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "agentsim"
+ADAPTER = SOURCE / "contrib" / "openai_agents"
+LAYERS = ["_kernel", "scenario", "doubles", "explore", "integrations"]
+DOUBLES = {"realtime", "models", "voice", "sandbox", "audio", "timing", "link", "contrib"}
+INTEGRATIONS = {"pytest_plugin", "cli", "timeline"}
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute names of the modules ``path`` imports (relative ones resolved)."""
+    package = ".".join(("agentsim", *path.relative_to(SOURCE).with_suffix("").parts))
+    if path.name == "__init__.py":
+        package += ".__init__"
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: -node.level]
+                names.append(".".join([*base, node.module] if node.module else base))
+            elif node.module:
+                names.append(node.module)
+    return names
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "agentsim" or len(parts) < 2 or parts[1] == "__init__":
+        return None
+    top = parts[1]
+    if top == "_kernel":
+        return 0
+    if top == "scenario":
+        return 1
+    if top in DOUBLES:
+        return 2
+    if top == "explore":
+        return 3
+    if top in INTEGRATIONS:
+        return 4
+    return None
+
+
+def test_only_the_sdk_adapter_imports_the_sdk() -> None:
+    offenders = [
+        f"{path.relative_to(SOURCE)} imports {name}"
+        for path in SOURCE.rglob("*.py")
+        if ADAPTER not in path.parents
+        for name in _imports(path)
+        if name == "agents" or name.startswith("agents.")
+    ]
+    assert offenders == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    offenders = []
+    for path in SOURCE.rglob("*.py"):
+        own = _layer(".".join(("agentsim", *path.relative_to(SOURCE).with_suffix("").parts)))
+        if own is None:
+            continue
+        for name in _imports(path):
+            target = _layer(name)
+            if target is not None and target > own:
+                offenders.append(f"{path.relative_to(SOURCE)} ({LAYERS[own]}) imports {name} ({LAYERS[target]})")
+    assert offenders == []
+
+
+def test_the_kernel_imports_only_the_standard_library_and_its_loops() -> None:
+    allowed = {"anyio", "trio", "outcome", "sniffio", "sortedcontainers", "agentsim"}
+    import sys
+
+    offenders = [
+        f"{path.relative_to(SOURCE)} imports {name}"
+        for path in (SOURCE / "_kernel").rglob("*.py")
+        for name in _imports(path)
+        if name.split(".")[0] not in allowed and name.split(".")[0] not in sys.stdlib_module_names
+    ]
+    assert offenders == []

@@ -17,7 +17,6 @@ one choice of two.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from agents.realtime import RealtimeAgent, RealtimeRunner
 

@@ -9,7 +9,6 @@ that other threads could see.
 from __future__ import annotations
 
 import random
-import sys
 import threading
 import time
 from functools import cached_property

@@ -8,41 +8,25 @@ silent"). Outside a simulation, or in another thread, the original runs.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
-import sysconfig
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 from .core import current_core
 from .errors import SimulationEscapeError
 from .patching import PatchSet, SharedInstaller
-from .snapshots import format_site
-
-_STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
-_AGENTSIM = os.path.normcase(os.path.dirname(os.path.dirname(__file__)))
-
+from .frames import first_program_frame, frame_site
 
 def _user_site() -> str:
-    """The first frame up the stack that is neither the stdlib nor agentsim."""
-    frame: FrameType | None = sys._getframe(2)
-    fallback = None
-    while frame is not None:
-        filename = os.path.normcase(frame.f_code.co_filename)
-        if fallback is None:
-            fallback = frame
-        in_stdlib = filename.startswith(_STDLIB) and "site-packages" not in filename
-        if not (in_stdlib or filename.startswith(_AGENTSIM) or filename.startswith("<frozen")):
-            return format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    if fallback is None:  # pragma: no cover
-        return "<unknown>"
-    return format_site(fallback.f_code.co_filename, fallback.f_lineno, fallback.f_code.co_name)
+    """Where the program made the call: the first frame up the stack that is
+    neither the standard library nor agentsim (else the caller's caller)."""
+    start = sys._getframe(2)
+    frame = first_program_frame(start)
+    return frame_site(frame if frame is not None else start)
 
 
 def _guard(kind: str, describe: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import inspect
 import math
-import os
 import signal
 import sys
-import sysconfig
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
@@ -30,6 +27,7 @@ from .errors import (
     TaskSnapshot,
 )
 from .escapes import escape_guards
+from .frames import is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .policy import SchedulingPolicy, make_policy
@@ -157,7 +155,7 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         # Raise only into the program's own code: an exception in the middle
         # of the event loop's bookkeeping would corrupt it. Elsewhere the loop
         # sees the abort at its next wall-clock check (and the alarm repeats).
-        if frame is not None and _is_program_code(frame.f_code.co_filename):
+        if frame is not None and is_program_code(frame.f_code.co_filename):
             raise core.abort_error  # type: ignore[misc]
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
@@ -169,30 +167,6 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous_handler)
         if previous_timer[0] > 0:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
-
-
-def _loop_code_prefixes() -> tuple[str, ...]:
-    # Found, not imported: importing agentsim must not import trio (~0.6 s).
-    prefixes = [os.path.dirname(asyncio.__file__) + os.sep]
-    for name in ("anyio", "attr", "outcome", "sniffio", "trio"):
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin is not None:
-            prefixes.append(os.path.dirname(spec.origin) + os.sep)
-    prefixes.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
-    return tuple(prefixes)
-
-
-_LOOP_CODE = _loop_code_prefixes()
-_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
-
-
-def _is_program_code(filename: str) -> bool:
-    """Whether an exception may be raised in this frame without corrupting a loop:
-    the program's own code or a library it calls, not the event loop's machinery
-    (the loops, their helper packages, the standard library, generated code)."""
-    if filename.startswith("<") or filename.startswith(_LOOP_CODE):
-        return False
-    return not filename.startswith(_STDLIB) or "site-packages" in filename
 
 
 def _final_exception(core: SimulationCore, outcome: Outcome) -> BaseException | None:

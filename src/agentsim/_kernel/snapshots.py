@@ -8,37 +8,14 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import os
 import sys
-import sysconfig
 from collections.abc import Iterable
 from types import FrameType
 from typing import Any
 
 from .errors import TaskSnapshot
-
-
-def format_site(filename: str, lineno: int, function: str) -> str:
-    """``file:line in function`` with the path shortened to something readable."""
-    return f"{short_path(filename)}:{lineno} in {function}"
-
-
-_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
-_KERNEL = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def short_path(filename: str) -> str:
-    marker = f"site-packages{os.sep}"
-    index = filename.rfind(marker)
-    if index >= 0:
-        return filename[index + len(marker) :]
-    if filename.startswith(_STDLIB):
-        return filename[len(_STDLIB) :]
-    try:
-        relative = os.path.relpath(filename)
-    except ValueError:  # another drive on Windows
-        return filename
-    return filename if relative.startswith("..") else relative
+from .frames import format_site
+from .frames import is_kernel
 
 
 def caller_site(depth: int = 2) -> str:
@@ -62,7 +39,7 @@ def coroutine_stack(coro: Any) -> tuple[str, ...]:
         )
         if frame is None:
             break
-        if not frame.f_code.co_filename.startswith(_KERNEL):  # the kernel's own wrappers are noise
+        if not is_kernel(frame.f_code.co_filename):  # the kernel's own wrappers are noise
             sites.append(format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
         coro = (
             getattr(coro, "cr_await", None)
@@ -79,7 +56,7 @@ def snapshot_task(task: Any) -> TaskSnapshot:
         stack = tuple(
             format_site(f.f_code.co_filename, lineno, f.f_code.co_name)
             for f, lineno in frames
-            if not f.f_code.co_filename.startswith(_KERNEL)
+            if not is_kernel(f.f_code.co_filename)
         )
         return TaskSnapshot(task.name, stack)
     coro = task.get_coro() if hasattr(task, "get_coro") else None

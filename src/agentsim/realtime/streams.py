@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any

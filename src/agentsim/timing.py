@@ -43,6 +43,7 @@ import anyio
 
 from ._kernel.core import current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
+from ._kernel.validation import non_negative, positive
 
 __all__ = [
     "Delay",
@@ -81,9 +82,7 @@ DelaySpec: TypeAlias = "float | int | Sequence[float] | Callable[[int], float] |
 
 
 def _check(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0 or math.isinf(value):
-        raise SimulationConfigError(name, value, "a finite number of seconds >= 0")
-    return float(value)
+    return non_negative(name, value, expected="a finite number of seconds >= 0")
 
 
 @dataclass(frozen=True)
@@ -373,9 +372,10 @@ def check_speed(speed: object, *, name: str) -> tuple[float, float]:
         low, high = speed
     else:
         low = high = speed
-    for value in (low, high):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise SimulationConfigError(name, speed, "a positive number, or a (low, high) range of them")
-    if high < low:  # type: ignore[operator]
+    try:
+        low, high = positive(name, low), positive(name, high)
+    except SimulationConfigError:
+        raise SimulationConfigError(name, speed, "a positive number, or a (low, high) range of them") from None
+    if high < low:
         raise SimulationConfigError(name, speed, "a (low, high) range with low <= high")
-    return float(low), float(high)  # type: ignore[arg-type]
+    return low, high

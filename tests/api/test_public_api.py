@@ -12,6 +12,7 @@ PUBLIC_PACKAGES = (
     "agentsim",
     "agentsim.timing",
     "agentsim.link",
+    "agentsim.validation",
     "agentsim.scenario",
     "agentsim.realtime",
     "agentsim.realtime.server",

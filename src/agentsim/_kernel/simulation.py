@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 import signal
 import sys
 import threading
@@ -33,6 +32,7 @@ from .patching import SharedInstaller
 from .policy import SchedulingPolicy, make_policy
 from .threads import inline_threads
 from .trace import Trace
+from .validation import limit, whole
 
 T = TypeVar("T")
 BackendName = Literal["asyncio", "trio"]
@@ -100,18 +100,14 @@ async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, 
     return await awaitable
 
 
-def _validate(async_fn: object, seed: object, backend: object, max_virtual_time: object, wall_timeout: object) -> None:
+def _validate(async_fn: object, seed: object, backend: object, max_virtual_time: object, wall_timeout: object) -> tuple[float | None, float | None]:
+    """Check the arguments; the limits in canonical form (None: no limit)."""
     if not callable(async_fn):
         raise SimulationConfigError("async_fn", async_fn, "an async function")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise SimulationConfigError("seed", seed, "an int")
+    whole("seed", seed, minimum=-(2**63), expected="an int")
     if backend not in ("asyncio", "trio"):
         raise SimulationConfigError("backend", backend, "'asyncio' or 'trio'")
-    for name, value in (("max_virtual_time", max_virtual_time), ("wall_timeout", wall_timeout)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isnan(value):
-            raise SimulationConfigError(name, value, "a positive number of seconds, or None for no limit")
+    return limit("max_virtual_time", max_virtual_time), limit("wall_timeout", wall_timeout)
 
 
 def _check_not_nested(backend: str) -> None:
@@ -199,7 +195,7 @@ def simulate(
         assert result.ok, result.exception
         print(result.end_time, result.trace.digest())
     """
-    _validate(async_fn, seed, backend, max_virtual_time, wall_timeout)
+    max_virtual_time, wall_timeout = _validate(async_fn, seed, backend, max_virtual_time, wall_timeout)
     policy = make_policy(strategy, seed)
     _check_not_nested(backend)
     runner = _backend(backend)

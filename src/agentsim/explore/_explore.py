@@ -15,6 +15,7 @@ from ._database import DEFAULT_DIRECTORY, FailureDatabase
 from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning
 from ._schedule import Schedule
 from ._shrink import shrink
+from .._kernel.validation import whole
 
 Repro = Callable[[Schedule], str]
 
@@ -113,8 +114,7 @@ def explore(
     of seeds (the pytest plugin shards sweeps with it). ``progress`` is called
     with (done, total) after each run.
     """
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 0:
-        raise SimulationConfigError("runs", runs, "a number of runs >= 0")
+    whole("runs", runs, expected="a number of runs >= 0")
     template = strategy if isinstance(strategy, SchedulingPolicy) else None
     if template is None and strategy not in EXPLORE_STRATEGIES:
         raise SimulationConfigError("strategy", strategy, "'random', 'pct', 'fifo', 'jitter' or a SchedulingPolicy instance")

@@ -20,6 +20,7 @@ from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
 from ..timing import Pacer, Speed, check_speed
 from ..contrib.openai_agents.sdk import turn_ended, turn_started
+from .._kernel.validation import positive, whole
 
 if TYPE_CHECKING:
     from .transport import ScriptedRealtimeTransport
@@ -99,9 +100,8 @@ class AudioStream:
     ) -> None:
         if (duration is None) == (samples is None):
             raise SimulationConfigError("duration/samples", (duration, samples), "exactly one of duration (seconds) or samples")
-        for name, value in (("sample_rate", sample_rate), ("chunk_ms", chunk_ms)):
-            if not value > 0:
-                raise SimulationConfigError(name, value, "a positive number")
+        whole("sample_rate", sample_rate, minimum=1, expected="a positive number of samples per second")
+        positive("chunk_ms", chunk_ms)
         check_speed(pace, name="pace")
         samples_per_chunk = max(1, round(sample_rate * chunk_ms / 1000))
         if duration is not None:

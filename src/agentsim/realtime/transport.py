@@ -48,6 +48,7 @@ from .errors import (
     UnexpectedRealtimeCallError,
 )
 from .streams import AudioStream, ScheduledEmit, describe_event
+from .._kernel.validation import limit, non_negative
 
 Status = Literal["disconnected", "connecting", "connected"]
 
@@ -111,9 +112,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._ignored = frozenset(normalize_kind(kind) for kind in ignore_calls)
         #: How many calls of each kind were made, recorded or ignored.
         self.call_counts: Counter[str] = Counter()
-        if isinstance(connect_latency, bool) or not isinstance(connect_latency, (int, float)) or connect_latency < 0:
-            raise SimulationConfigError("connect_latency", connect_latency, "a number of seconds >= 0")
-        self._connect_latency = float(connect_latency)
+        self._connect_latency = non_negative("connect_latency", connect_latency, expected="a number of seconds >= 0")
         self._script: CallScript[RealtimeCall] = CallScript(_ERRORS)
         self._listeners: list[RealtimeModelListener] = []
         self._status: Status = "disconnected"
@@ -220,8 +219,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         :class:`IncompleteRealtimeScenarioError`. On the deadline:
         :class:`RealtimeScenarioTimeoutError` listing what was pending.
         """
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
-            raise SimulationConfigError("timeout", timeout, "a positive number of (virtual) seconds, or None")
+        timeout = limit("timeout", timeout, expected="a positive number of (virtual) seconds, or None (or inf) for no deadline")
         await run_scenario(
             scenario,
             exercise,

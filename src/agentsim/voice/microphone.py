@@ -18,6 +18,7 @@ from ..contrib.openai_agents.sdk import StreamedAudioInput
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
+from .._kernel.validation import positive, whole
 
 
 @dataclass(frozen=True)
@@ -33,16 +34,15 @@ class Segment:
 
 def speech(seconds: float, text: str | None = None, *, samples: npt.ArrayLike | None = None) -> Segment:
     """A speech segment of ``seconds`` (a deterministic tone unless ``samples`` are given)."""
-    if not seconds > 0:
-        raise SimulationConfigError("seconds", seconds, "a positive duration")
-    return Segment(float(seconds), True, text, None if samples is None else pcm.as_pcm16(samples))
+    seconds = positive("seconds", seconds, expected="a positive duration in seconds")
+    if text is not None and not isinstance(text, str):
+        raise SimulationConfigError("text", text, "the words spoken (a str), or None")
+    return Segment(seconds, True, text, None if samples is None else pcm.as_pcm16(samples))
 
 
 def silence(seconds: float) -> Segment:
     """A silent segment of ``seconds``."""
-    if not seconds > 0:
-        raise SimulationConfigError("seconds", seconds, "a positive duration")
-    return Segment(float(seconds), False)
+    return Segment(positive("seconds", seconds, expected="a positive duration in seconds"), False)
 
 
 class Milestone:
@@ -102,8 +102,8 @@ class SimulatedMicrophone:
         frame_ms: float = 20.0,
         end_stream: bool = True,
     ) -> None:
-        if not frame_ms > 0:
-            raise SimulationConfigError("frame_ms", frame_ms, "a positive number of milliseconds")
+        positive("frame_ms", frame_ms, expected="a positive number of milliseconds")
+        whole("sample_rate", sample_rate, minimum=1, expected="a positive number of samples per second")
         if isinstance(script, Sequence) and all(isinstance(part, Segment) for part in script):
             self.segments: tuple[Segment, ...] = tuple(script)  # type: ignore[arg-type]
         else:

@@ -12,6 +12,7 @@ from ..contrib.openai_agents.sdk import TTSModel, TTSModelSettings
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..timing import DelaySource, DelaySpec
+from .._kernel.validation import whole
 
 
 @dataclass
@@ -57,9 +58,7 @@ class TimedTTSModel(TTSModel):
         """The next call raises ``error`` after yielding ``after_chunks`` chunks."""
         if not isinstance(error, BaseException):
             raise SimulationConfigError("error", error, "an exception instance")
-        if after_chunks < 0:
-            raise SimulationConfigError("after_chunks", after_chunks, "a number of chunks >= 0")
-        self._failures.append((error, after_chunks))
+        self._failures.append((error, whole("after_chunks", after_chunks, expected="a number of chunks >= 0")))
 
     async def run(self, text: str, settings: TTSModelSettings) -> AsyncIterator[bytes]:  # type: ignore[override]
         call = TimedTTSCall(len(self.timed_calls), text, anyio.current_time(), [])

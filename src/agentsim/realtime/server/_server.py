@@ -31,6 +31,7 @@ from ._rules import RealtimeServerRuleError, RuleViolation
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
+from ..._kernel.validation import positive
 
 #: The least audio the Realtime API accepts in a commit.
 MIN_COMMIT_MS = 100.0
@@ -91,9 +92,8 @@ class SimulatedRealtimeServer:
         interrupt_response: bool = True,
         create_response: bool = True,
     ) -> None:
-        for name, value in (("audio_chunk_ms", audio_chunk_ms), ("seconds_per_word", seconds_per_word)):
-            if not (isinstance(value, int | float) and value > 0):
-                raise SimulationConfigError(name, value, "a positive number")
+        positive("audio_chunk_ms", audio_chunk_ms)
+        positive("seconds_per_word", seconds_per_word)
         check_speed(generation_speed, name="generation_speed")
         self._steps = [_checked_step(step, f"replies[{index}]") for index, step in enumerate(replies)]
         self._by_phrase: list[tuple[str, Step]] = []

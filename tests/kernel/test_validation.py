@@ -1,0 +1,69 @@
+"""Argument checks: one typed error for every bad value, naming it."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+import agentsim
+from agentsim.validation import limit, non_negative, number, positive, whole
+
+BAD_NUMBERS = [True, "1", None, math.nan, [1.0]]
+
+
+@pytest.mark.parametrize("value", BAD_NUMBERS)
+def test_non_numbers_are_refused_everywhere(value: object) -> None:
+    for check in (positive, non_negative, number):
+        with pytest.raises(agentsim.SimulationConfigError) as info:
+            check("rate", value)
+        assert info.value.parameter == "rate" and info.value.value is value
+    with pytest.raises(agentsim.UsageError):
+        whole("count", value)
+
+
+def test_bounds_and_canonical_types() -> None:
+    assert positive("rate", 2) == 2.0 and isinstance(positive("rate", 2), float)
+    assert non_negative("latency", 0) == 0.0
+    assert whole("count", 3) == 3
+    assert number("x", -1.5, minimum=-2) == -1.5
+    for check, value in ((positive, 0), (positive, -1), (non_negative, -0.1), (positive, math.inf), (non_negative, math.inf)):
+        with pytest.raises(agentsim.SimulationConfigError):
+            check("x", value)
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        whole("count", -1)
+    assert "whole number >= 0" in info.value.expected
+    with pytest.raises(agentsim.SimulationConfigError):
+        whole("count", 1.0)
+
+
+def test_limits_take_none_and_infinity_as_no_limit() -> None:
+    assert limit("timeout", None) is None
+    assert limit("timeout", math.inf) is None
+    assert limit("timeout", 2) == 2.0
+    for value in (0, -1, math.nan, "5", True):
+        with pytest.raises(agentsim.SimulationConfigError):
+            limit("timeout", value)
+
+
+def test_run_accepts_infinite_limits() -> None:
+    async def main() -> float:
+        await asyncio.sleep(10.0)
+        return agentsim.now()
+
+    assert agentsim.run(main, max_virtual_time=math.inf, wall_timeout=math.inf) == 10.0
+
+
+def test_doubles_validate_at_definition() -> None:
+    from agentsim.voice import SimulatedMicrophone, speech
+
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        speech("1")  # type: ignore[arg-type]
+    assert info.value.parameter == "seconds"
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        speech(1.0, text=3)  # type: ignore[arg-type]
+    assert info.value.parameter == "text"
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        SimulatedMicrophone([speech(1.0)], sample_rate=-1)
+    assert info.value.parameter == "sample_rate"

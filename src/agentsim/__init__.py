@@ -14,6 +14,7 @@ from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
 from ._kernel.core import now as now
 from ._kernel.core import record_event as record_event
 from ._kernel.core import seeded_random as seeded_random
+from ._kernel.lanes import register_lane as register_lane
 from ._kernel.errors import AgentsimError as AgentsimError
 from ._kernel.errors import AgentsimWarning as AgentsimWarning
 from ._kernel.errors import DeadlockError as DeadlockError
@@ -48,6 +49,7 @@ __all__ = [
     "now",
     "record_event",
     "seeded_random",
+    "register_lane",
     "AgentsimError",
     "AgentsimWarning",
     "DeadlockError",

@@ -7,10 +7,12 @@ everything doubles record (sends, emits, drops, model and TTS calls …).
 Timestamps are virtual microseconds. ``render`` turns such a file (or a
 trace) back into a readable text timeline in virtual milliseconds.
 
-What a simulated Realtime call records gets lanes of its own, on the same
-time axis as the tasks: server events as the client received them, client
-events as the server received them, playback, and server-rule violations;
-plus a counter track of the audio actually heard (the call's second clock).
+Doubles register lanes of their own for the event kinds they record
+(``agentsim.register_lane``), drawn above the tasks on the same time axis:
+the simulated Realtime server's events as the client received them, client
+events as the server received them and rule violations; the player's
+playback, with counter tracks of the audio actually heard (the call's second
+clock) from the ``key=value`` numbers in its details.
 """
 
 from __future__ import annotations
@@ -21,20 +23,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._kernel.lanes import Lane, lanes
 from ._kernel.trace import Trace, TraceEvent
 
 PROCESS_ID = 1
 _SPAN_KINDS = {"spawn": "B", "exit": "E"}
-#: Event kinds drawn in a lane of their own (the recording task goes in args).
-LANES = {
-    "server": "wire: server events (at the client)",
-    "client": "wire: client events (at the server)",
-    "playback": "playback",
-    "violation": "server rule violations",
-}
-#: Numbers in playback details drawn as counters: audio heard in total, and
-#: the position in the item being played.
-_COUNTERS = {"heard_ms": "audio heard (ms)", "position_ms": "playback position (ms)"}
+#: ``key=number`` in a detail: the value of a counter the lane declared.
 _NUMBER = re.compile(r"(\w+)=(-?[0-9.]+)")
 
 
@@ -42,6 +36,8 @@ def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
     """Trace Event Format records for ``events`` (one thread track per task)."""
     tracks: dict[str, int] = {}
     records: list[dict[str, Any]] = []
+    registered = lanes()
+    order = list(registered)
 
     def track(label: str) -> int:
         name = label or "(scheduler)"
@@ -52,10 +48,10 @@ def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
 
     records.append({"ph": "M", "name": "process_name", "pid": PROCESS_ID, "args": {"name": "agentsim (virtual time)"}})
     for event in events:
-        lane = LANES.get(event.kind)
-        tid = track(lane if lane is not None else event.task)
+        lane = registered.get(event.kind)
+        tid = track(lane.title if lane is not None else event.task)
         if lane is not None and tid == len(tracks):  # a new lane: list lanes above the tasks
-            records.append({"ph": "M", "name": "thread_sort_index", "pid": PROCESS_ID, "tid": tid, "args": {"sort_index": -len(LANES) + list(LANES).index(event.kind)}})
+            records.append({"ph": "M", "name": "thread_sort_index", "pid": PROCESS_ID, "tid": tid, "args": {"sort_index": -len(order) + order.index(event.kind)}})
         base = {"pid": PROCESS_ID, "tid": tid, "ts": event.ticks / 1000, "cat": event.kind}
         args: dict[str, Any] = {"detail": event.detail, "index": event.index}
         phase = _SPAN_KINDS.get(event.kind)
@@ -66,14 +62,14 @@ def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
             args["task"] = event.task
         name = event.detail.split(" ", 1)[0].rstrip(":") if lane is not None and event.detail else event.kind
         records.append({**base, "ph": "i", "s": "t", "name": name, "args": args})
-        if event.kind == "playback":
-            records.extend(_counters(event))
+        if lane is not None and lane.counters:
+            records.extend(_counters(event, lane))
     return records
 
 
-def _counters(event: TraceEvent) -> list[dict[str, Any]]:
-    values = {key: float(value) for key, value in _NUMBER.findall(event.detail) if key in _COUNTERS}
-    return [{"ph": "C", "pid": PROCESS_ID, "ts": event.ticks / 1000, "name": _COUNTERS[key], "args": {key: value}} for key, value in values.items()]
+def _counters(event: TraceEvent, lane: Lane) -> list[dict[str, Any]]:
+    values = {key: float(value) for key, value in _NUMBER.findall(event.detail) if key in lane.counters}
+    return [{"ph": "C", "pid": PROCESS_ID, "ts": event.ticks / 1000, "name": lane.counters[key], "args": {key: value}} for key, value in values.items()]
 
 
 def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> None:
@@ -110,8 +106,4 @@ def render(source: Trace | Sequence[TraceEvent], *, last: int | None = None, kin
         events = [event for event in events if event.kind in wanted]
     if last is not None:
         events = events[-last:]
-    width = max((len(event.task) for event in events), default=4)
-    lines = [f"{'virtual ms':>12}  {'task':<{width}}  {'what':<8} detail"]
-    for event in events:
-        lines.append(f"{event.ticks / 1_000_000:>12.3f}  {event.task:<{width}}  {event.kind:<8} {event.detail}")
-    return "\n".join(lines)
+    return "\n".join(event.format() for event in events)

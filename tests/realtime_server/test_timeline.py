@@ -13,7 +13,8 @@ from agents.realtime import RealtimeAgent
 import agentsim
 from agentsim.audio import SimulatedPlayer
 from agentsim.realtime.server import Reply, SimulatedRealtimeServer
-from agentsim.timeline import LANES, export, load, render
+from agentsim._kernel.lanes import lanes as registered_lanes
+from agentsim.timeline import export, load, render
 
 from .calls import run_call
 
@@ -41,7 +42,7 @@ def test_server_client_and_playback_lanes_share_one_time_axis(tmp_path: Path) ->
     for record in records:
         if record["ph"] == "i":
             by_lane.setdefault(lanes[record["tid"]], []).append(record)
-    server, client, playback = (by_lane[LANES[kind]] for kind in ("server", "client", "playback"))
+    server, client, playback = (by_lane[registered_lanes()[kind].title] for kind in ("server", "client", "playback"))
     # The barge-in, as both sides saw it, in time order on one axis:
     # speech_started reaches the client, the client's truncate reaches the
     # server, the truncated confirmation comes back; playback stopped in between.
@@ -83,7 +84,7 @@ def test_violations_get_their_own_lane(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     export(result.trace, path)
     records = json.loads(path.read_text())["traceEvents"]
-    lane = next(r["tid"] for r in records if r.get("name") == "thread_name" and r["args"]["name"] == LANES["violation"])
+    lane = next(r["tid"] for r in records if r.get("name") == "thread_name" and r["args"]["name"] == registered_lanes()["violation"].title)
     [violation] = [r for r in records if r["ph"] == "i" and r["tid"] == lane]
     assert violation["name"] == "single_active_response"
     assert violation["ts"] == 20_000.0  # virtual µs: both creates arrive at 0.02 s, in send order

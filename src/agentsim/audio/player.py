@@ -16,12 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
-
 from .._kernel.core import current_core, record_event
 from .._kernel.errors import SimulationConfigError
+from .._kernel.lanes import register_lane
+from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
 from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec
+
+# Playback on the timeline: a lane, and counters of what was heard.
+register_lane("playback", "playback", counters={"heard_ms": "audio heard (ms)", "position_ms": "playback position (ms)"})
 
 #: pcm16 mono at 24 kHz, the Realtime API's default format: 48 bytes per ms.
 BYTES_PER_MS = 48.0

@@ -23,6 +23,8 @@ from typing import Any
 
 from ..._kernel.core import current_core, record_event
 from ..._kernel.errors import SimulationConfigError
+from ..._kernel.lanes import register_lane
+from ..._kernel.validation import positive
 from ...audio import pcm
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
@@ -31,7 +33,11 @@ from ._rules import RealtimeServerRuleError, RuleViolation
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
-from ..._kernel.validation import positive
+
+# The wire and the rules on the timeline, each in a lane above the tasks.
+register_lane("server", "wire: server events (at the client)")
+register_lane("client", "wire: client events (at the server)")
+register_lane("violation", "server rule violations")
 
 #: The least audio the Realtime API accepts in a commit.
 MIN_COMMIT_MS = 100.0

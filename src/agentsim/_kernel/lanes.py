@@ -1,0 +1,39 @@
+"""Timeline lanes: how the events a double records are drawn.
+
+A double that records its own event kinds (``record_event("server", ...)``)
+can ask for them to be drawn in a lane of their own, above the task tracks,
+instead of on the track of whichever task recorded them; and for numbers in
+their ``key=value`` details to be drawn as counter tracks. The timeline
+(``agentsim.timeline``) reads this registry; it knows no double.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Lane:
+    """How events of ``kind`` are drawn: in a lane titled ``title``; numbers
+    after ``key=`` in their details as counters titled ``counters[key]``."""
+
+    kind: str
+    title: str
+    counters: dict[str, str] = field(default_factory=dict)
+
+
+_lanes: dict[str, Lane] = {}
+
+
+def register_lane(kind: str, title: str, *, counters: dict[str, str] | None = None) -> Lane:
+    """Draw events of ``kind`` in a lane of their own (registering twice replaces)::
+
+        register_lane("playback", "playback", counters={"heard_ms": "audio heard (ms)"})
+    """
+    lane = _lanes[kind] = Lane(kind, title, dict(counters or {}))
+    return lane
+
+
+def lanes() -> dict[str, Lane]:
+    """Every registered lane, by event kind, in registration order."""
+    return dict(_lanes)

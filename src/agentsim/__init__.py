@@ -28,6 +28,7 @@ from ._kernel.errors import TaskSnapshot as TaskSnapshot
 from ._kernel.errors import UsageError as UsageError
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
+from ._kernel.options import RunOptions as RunOptions
 from ._kernel.policy import FifoPolicy as FifoPolicy
 from ._kernel.policy import JitterPolicy as JitterPolicy
 from ._kernel.policy import PCTPolicy as PCTPolicy
@@ -39,6 +40,7 @@ from ._kernel.simulation import run as run
 from ._kernel.simulation import simulate as simulate
 from ._kernel.trace import Trace as Trace
 from ._kernel.trace import TraceEvent as TraceEvent
+from .explore import ExploreOptions as ExploreOptions
 from .explore import ExploreReport as ExploreReport
 from .explore import Schedule as Schedule
 from .explore import explore as explore
@@ -63,6 +65,7 @@ __all__ = [
     "UsageError",
     "VirtualTimeLimitError",
     "WallTimeoutError",
+    "RunOptions",
     "FifoPolicy",
     "JitterPolicy",
     "PCTPolicy",
@@ -74,6 +77,7 @@ __all__ = [
     "simulate",
     "Trace",
     "TraceEvent",
+    "ExploreOptions",
     "ExploreReport",
     "Schedule",
     "explore",

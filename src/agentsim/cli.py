@@ -23,7 +23,9 @@ from typing import Any
 from . import timeline
 from ._kernel.errors import UsageError
 from .explore import explore, replay
-from .explore import EXPLORE_STRATEGIES
+from ._kernel.errors import SimulationConfigError
+from ._kernel.options import BACKENDS, DEFAULT_WALL_TIMEOUT
+from .explore import EXPLORE_STRATEGIES, ExploreOptions
 from .explore._database import DEFAULT_DIRECTORY
 
 
@@ -66,29 +68,47 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     return function, spec
 
 
+def _settings(arguments: argparse.Namespace) -> ExploreOptions:
+    """``[tool.agentsim]`` (with ``--profile``) under what the command line gave."""
+    from .config import load_options
+
+    given = {
+        name: getattr(arguments, name)
+        for name in ("runs", "strategy", "seed", "backend", "max_virtual_time", "wall_timeout", "pct_depth")
+        if getattr(arguments, name, None) is not None
+    }
+    if getattr(arguments, "check_determinism", False):
+        given["check_determinism"] = True
+    if getattr(arguments, "no_shrink", False):
+        given["shrink_failures"] = False
+    for name in ("max_virtual_time", "wall_timeout"):
+        if given.get(name) == 0:
+            given[name] = None  # 0 on the command line: no limit
+    try:
+        return ExploreOptions.from_mapping(given, where="the command line", base=load_options(arguments.profile))
+    except SimulationConfigError as error:
+        raise CommandError(str(error)) from None
+
+
 def _explore(options: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     function, spec = load_target(options.target)
+    settings = _settings(options)
+    database = settings.database if options.db is None else (None if options.db.lower() == "none" else options.db)
     console = Console()
     with Progress(TextColumn("exploring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("runs", total=options.runs)
+        task = bar.add_task("runs", total=settings.runs)
         report = explore(
             function,
-            runs=options.runs,
-            strategy=options.strategy,
-            seed=options.seed,
-            backend=options.backend,
-            check_determinism=options.check_determinism,
-            shrink_failures=not options.no_shrink,
-            database=None if options.db.lower() == "none" else options.db,
+            **settings.replace(database=database).explore_kwargs(),  # type: ignore[arg-type]
             key=spec,
             repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
             progress=lambda done, total: bar.update(task, completed=done),
         )
     console.print(report.format(), markup=False, highlight=False, soft_wrap=True)
-    traces = Path(options.db if options.db.lower() != "none" else DEFAULT_DIRECTORY) / "traces"
+    traces = Path(database if database is not None else DEFAULT_DIRECTORY) / "traces"
     for failure in report.failures:
         traces.mkdir(parents=True, exist_ok=True)
         target = traces / f"{spec.split('::')[1]}-{failure.seed}.json"
@@ -99,7 +119,17 @@ def _explore(options: argparse.Namespace) -> int:
 
 def _replay(options: argparse.Namespace) -> int:
     function, spec = load_target(options.target)
-    result = replay(function, seed=options.seed, strategy=options.strategy, schedule=options.schedule, backend=options.backend)
+    settings = _settings(options)
+    strategy = settings.strategy if isinstance(settings.strategy, str) else "random"
+    result = replay(
+        function,
+        seed=settings.seed,
+        strategy=strategy,
+        schedule=options.schedule,
+        backend=settings.backend,
+        max_virtual_time=settings.max_virtual_time,
+        wall_timeout=settings.wall_timeout,
+    )
     print(timeline.render(result.trace, last=options.last))
     if options.export:
         timeline.export(result.trace, options.export)
@@ -123,28 +153,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentsim", description="Find, shrink and replay timing bugs in async agent code.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def add_backend(command: argparse.ArgumentParser) -> None:
-        command.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    def add_run_options(command: argparse.ArgumentParser) -> None:
+        # Unset options come from [tool.agentsim] (and --profile), else the defaults.
+        command.add_argument("--backend", default=None, choices=list(BACKENDS))
+        command.add_argument("--seed", type=int, default=None, help="the (first) seed")
+        command.add_argument("--strategy", default=None, choices=list(EXPLORE_STRATEGIES))
+        command.add_argument("--max-virtual-time", type=float, default=None, help="virtual seconds a run may last (0: no limit)")
+        command.add_argument("--wall-timeout", type=float, default=None, help=f"real seconds a run may take (default {DEFAULT_WALL_TIMEOUT:g}; 0: no limit)")
+        command.add_argument("--profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")
 
     explore_command = commands.add_parser("explore", help="sweep seeds for a failing schedule")
     explore_command.add_argument("target", help="PATH::NAME of an async function")
-    explore_command.add_argument("--runs", type=int, default=200)
-    explore_command.add_argument("--strategy", default="random", choices=list(EXPLORE_STRATEGIES))
-    explore_command.add_argument("--seed", type=int, default=0, help="first seed of the sweep")
+    explore_command.add_argument("--runs", type=int, default=None, help="runs of the sweep (default 200)")
+    explore_command.add_argument("--pct-depth", type=int, default=None, help="PCT's depth d (default 3)")
     explore_command.add_argument("--check-determinism", action="store_true")
     explore_command.add_argument("--no-shrink", action="store_true")
-    explore_command.add_argument("--db", default=DEFAULT_DIRECTORY, help="failure database directory ('none' to disable)")
-    add_backend(explore_command)
+    explore_command.add_argument("--db", default=None, help=f"failure database directory ('none' to disable; default {DEFAULT_DIRECTORY})")
+    add_run_options(explore_command)
     explore_command.set_defaults(handler=_explore)
 
     replay_command = commands.add_parser("replay", help="replay one schedule exactly and show its timeline")
     replay_command.add_argument("target", help="PATH::NAME of an async function")
-    replay_command.add_argument("--seed", type=int, default=0)
-    replay_command.add_argument("--strategy", default="random", choices=list(EXPLORE_STRATEGIES))
-    replay_command.add_argument("--schedule", default=None, help="a schedule from a failure report")
+    replay_command.add_argument("--schedule", default=None, help="a schedule from a failure report (or give --seed and --strategy)")
     replay_command.add_argument("--last", type=int, default=40, help="timeline lines to show")
     replay_command.add_argument("--export", default=None, help="also write the trace as Perfetto JSON here")
-    add_backend(replay_command)
+    add_run_options(replay_command)
     replay_command.set_defaults(handler=_replay)
 
     timeline_command = commands.add_parser("timeline", help="render an exported trace as text")

@@ -28,11 +28,12 @@ from typing import Any
 
 import pytest
 
-from ._kernel.errors import AgentsimError
+from ._kernel.errors import AgentsimError, SimulationConfigError
 from ._kernel.view import SimulationView as SimulationView
 from .explore import explore, replay
 from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
+from .explore import ExploreOptions
 from .explore._report import ExploreReport
 from .explore._schedule import Schedule
 
@@ -47,8 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
     group.addoption("--agentsim-strategy", default=None, choices=list(EXPLORE_STRATEGIES), help="exploration strategy")
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
-    group.addoption("--agentsim-db", default=DEFAULT_DIRECTORY, help="failure database directory ('none' to disable)")
+    group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")
     group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")
+    group.addoption("--agentsim-profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -106,6 +108,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.obj = _explorer_for(item, item.obj)
 
 
+def _profile_options(config: pytest.Config) -> ExploreOptions:
+    """``[tool.agentsim]`` of the project (with ``--agentsim-profile``), read once
+    per session; a marked test's own settings go over it."""
+    cached: ExploreOptions | None = getattr(config, "_agentsim_profile_options", None)
+    if cached is None:
+        from .config import find_pyproject, settings
+
+        pyproject = find_pyproject(config.rootpath)
+        table = settings(pyproject, config.getoption("agentsim_profile"))
+        table.setdefault("runs", DEFAULT_RUNS)  # a test's sweep is shorter than explore()'s default
+        cached = ExploreOptions.from_mapping(table, where=f"[tool.agentsim] of {pyproject}")
+        config._agentsim_profile_options = cached  # type: ignore[attr-defined]
+    return cached
+
+
 def _backend(item: pytest.Function, marked: dict[str, Any]) -> str:
     if marked.get("backend"):
         return str(marked["backend"])
@@ -139,31 +156,41 @@ def _explorer_for(item: pytest.Function, function: Any) -> Any:
 def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> None:
     marker = item.get_closest_marker("agentsim")
     assert marker is not None
-    marked = dict(marker.kwargs)
     config = item.config
+    where = f"@pytest.mark.agentsim on {item.nodeid}"
+    if marker.args:
+        raise pytest.UsageError(f"{where}: takes keyword arguments only ({', '.join(ExploreOptions.names())}); got {marker.args!r}")
+    marked = dict(marker.kwargs)
+    try:
+        profile = _profile_options(config)
+        if "backend" not in marked:
+            marked["backend"] = _backend(item, marked)
+        settings = ExploreOptions.from_mapping(marked, where=where, base=profile)
+    except SimulationConfigError as error:
+        raise pytest.UsageError(str(error)) from None
 
     async def test_body() -> None:
         await function(**arguments)
 
     test_body.__qualname__ = function.__qualname__
-    backend = _backend(item, marked)
-    options = {"max_virtual_time": marked.get("max_virtual_time"), "wall_timeout": marked.get("wall_timeout", 60.0)}
+    backend = settings.backend
     base = item.nodeid.split("[")[0]
     pinned = config.getoption("agentsim_schedule")
     seed_option = config.getoption("agentsim_seed")
-    strategy = config.getoption("agentsim_strategy") or marked.get("strategy") or "random"
+    strategy = config.getoption("agentsim_strategy") or settings.strategy
 
     if pinned or seed_option is not None:
-        schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy)
-        result = replay(test_body, schedule=schedule, backend=backend, **options)
+        schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy if isinstance(strategy, str) else "random")
+        result = replay(test_body, schedule=schedule, backend=backend, max_virtual_time=settings.max_virtual_time, wall_timeout=settings.wall_timeout)
         if result.exception is not None:
             raise AgentsimFailure(
                 f"schedule {schedule.encode()} failed at virtual time {result.end_time:.3f}s; timeline:\n{result.trace.format(30)}"
             ) from result.exception
         return
 
-    runs = config.getoption("agentsim_runs") or marked.get("runs") or DEFAULT_RUNS
-    seed = marked.get("seed", 0)
+    runs_option = config.getoption("agentsim_runs")
+    runs = runs_option if runs_option is not None else settings.runs
+    seed = settings.seed
     seeds = None
     callspec = getattr(item, "callspec", None)
     shard = callspec.params.get(_SHARD_FIXTURE) if callspec is not None else None
@@ -171,18 +198,24 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         index, count = shard
         seeds = range(seed + index, seed + runs, count)
     database = config.getoption("agentsim_db")
+    if database is None:
+        database = settings.database
     report = explore(
         test_body,
         runs=runs,
         strategy=strategy,
         seed=seed,
         backend=backend,
-        check_determinism=config.getoption("agentsim_check_determinism"),
-        database=None if str(database).lower() == "none" else database,
+        stop_on_first=settings.stop_on_first,
+        shrink_failures=settings.shrink_failures,
+        pct_depth=settings.pct_depth,
+        check_determinism=config.getoption("agentsim_check_determinism") or settings.check_determinism,
+        database=None if database is None or str(database).lower() == "none" else database,
         key=item.nodeid,
         seeds=seeds,
         repro=lambda schedule: f"pytest {base} --agentsim-schedule={schedule.encode()}",
-        **options,
+        max_virtual_time=settings.max_virtual_time,
+        wall_timeout=settings.wall_timeout,
     )
     if not report.ok:
         cause = report.failures[0].exception if report.failures else None

@@ -9,8 +9,8 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "agentsim"
 ADAPTER = SOURCE / "contrib" / "openai_agents"
 LAYERS = ["_kernel", "scenario", "doubles", "explore", "integrations"]
-DOUBLES = {"realtime", "models", "voice", "sandbox", "audio", "timing", "link", "contrib"}
-INTEGRATIONS = {"pytest_plugin", "cli", "timeline"}
+DOUBLES = {"realtime", "models", "voice", "sandbox", "audio", "timing", "link", "validation", "contrib"}
+INTEGRATIONS = {"pytest_plugin", "cli", "timeline", "config"}
 
 
 def _imports(path: Path) -> list[str]:

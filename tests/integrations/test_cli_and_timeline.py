@@ -135,3 +135,30 @@ def test_cli_errors_say_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "has no `async def missing`" in capsys.readouterr().err
     assert main(["timeline", str(tmp_path / "nope.json")]) == 2
     assert "is not a file" in capsys.readouterr().err
+
+
+def test_cli_reads_profiles_and_takes_time_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "slow.py"
+    target.write_text(
+        textwrap.dedent(
+            """
+            import asyncio
+
+            async def long_call():
+                await asyncio.sleep(120)
+            """
+        )
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.agentsim]\nruns = 4\n\n[tool.agentsim.profiles.quick]\nruns = 2\nmax_virtual_time = 60\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["explore", f"{target}::long_call", "--db", "none"]) == 0
+    assert "4 run(s)" in capsys.readouterr().out
+    # The profile's limit: the two-minute call exceeds one virtual minute.
+    assert main(["explore", f"{target}::long_call", "--db", "none", "--profile", "quick"]) == 1
+    assert "VirtualTimeLimitError" in capsys.readouterr().out
+    # The command line wins over the profile (0: no limit).
+    assert main(["explore", f"{target}::long_call", "--db", "none", "--profile", "quick", "--max-virtual-time", "0"]) == 0
+    assert main(["replay", f"{target}::long_call", "--max-virtual-time", "30"]) == 1
+    assert "VirtualTimeLimitError" in capsys.readouterr().out
+    assert main(["explore", f"{target}::long_call", "--profile", "nightly"]) == 2
+    assert "it has: quick" in capsys.readouterr().err

@@ -212,3 +212,63 @@ def test_xdist_shards_find_the_same_first_failure_as_a_serial_sweep(pytester: py
     assert "agentsim-shard0of2" in output or "agentsim-shard1of2" in output
     seeds = [int(seed) for seed in re.findall(r"seed (\d+) \(strategy", output)]
     assert min(seeds) == int(serial_seed.group(1))
+
+
+COUNTING = """
+import asyncio, pytest
+
+SEEN = []
+
+@pytest.mark.agentsim{marker}
+async def test_counts(sim):
+    SEEN.append(sim.seed)
+    await asyncio.sleep(0.1)
+
+def test_after():
+    print("RUNS", len(SEEN))
+"""
+
+PROFILES = """
+[tool.agentsim]
+runs = 3
+
+[tool.agentsim.profiles.ci]
+runs = 5
+"""
+
+
+def _runs(result: pytest.RunResult) -> int:
+    match = re.search(r"RUNS (\d+)", result.stdout.str())
+    assert match is not None, result.stdout.str()
+    return int(match.group(1))
+
+
+def test_settings_come_from_tool_agentsim_profiles_the_marker_and_the_command_line(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makefile(".toml", pyproject=PROFILES)
+    pytester.makepyfile(test_counting=COUNTING.format(marker=""))
+    assert _runs(pytester.runpytest("-s", "--agentsim-db=none")) == 3
+    assert _runs(pytester.runpytest("-s", "--agentsim-db=none", "--agentsim-profile=ci")) == 5
+    monkeypatch.setenv("AGENTSIM_PROFILE", "ci")
+    assert _runs(pytester.runpytest("-s", "--agentsim-db=none")) == 5
+    monkeypatch.delenv("AGENTSIM_PROFILE")
+    assert _runs(pytester.runpytest("-s", "--agentsim-db=none", "--agentsim-runs=0")) == 0  # zero means zero
+    pytester.makepyfile(test_counting=COUNTING.format(marker="(runs=2)"))
+    assert _runs(pytester.runpytest("-s", "--agentsim-db=none", "--agentsim-profile=ci")) == 2  # the marker wins
+
+
+def test_bad_marker_arguments_and_profiles_are_usage_errors(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", pyproject=PROFILES)
+    pytester.makepyfile(test_counting=COUNTING.format(marker="(run=5)"))
+    result = pytester.runpytest("--agentsim-db=none")
+    output = result.stdout.str() + result.stderr.str()
+    assert "@pytest.mark.agentsim on test_counting.py::test_counts: run" in output and "one of the settings" in output
+    pytester.makepyfile(test_counting=COUNTING.format(marker="(5)"))
+    result = pytester.runpytest("--agentsim-db=none")
+    assert "takes keyword arguments only" in result.stdout.str() + result.stderr.str()
+    pytester.makepyfile(test_counting=COUNTING.format(marker="(runs=-1)"))
+    result = pytester.runpytest("--agentsim-db=none")
+    assert "invalid runs=-1" in result.stdout.str() + result.stderr.str()
+    pytester.makepyfile(test_counting=COUNTING.format(marker=""))
+    result = pytester.runpytest("--agentsim-db=none", "--agentsim-profile=nightly")
+    output = result.stdout.str() + result.stderr.str()
+    assert "nightly" in output and "it has: ci" in output

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .backend import Backend, Outcome
 from .clock import VirtualClock
@@ -29,13 +29,12 @@ from .escapes import escape_guards
 from .frames import is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
+from .options import DEFAULT_WALL_TIMEOUT, BackendName, RunOptions
 from .policy import SchedulingPolicy, make_policy
 from .threads import inline_threads
 from .trace import Trace
-from .validation import limit, whole
 
 T = TypeVar("T")
-BackendName = Literal["asyncio", "trio"]
 
 
 @dataclass(frozen=True)
@@ -100,14 +99,11 @@ async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, 
     return await awaitable
 
 
-def _validate(async_fn: object, seed: object, backend: object, max_virtual_time: object, wall_timeout: object) -> tuple[float | None, float | None]:
-    """Check the arguments; the limits in canonical form (None: no limit)."""
+def _options(async_fn: object, seed: object, backend: object, strategy: object, max_virtual_time: object, wall_timeout: object) -> RunOptions:
+    """The arguments, checked, as one :class:`RunOptions` (limits in canonical form)."""
     if not callable(async_fn):
         raise SimulationConfigError("async_fn", async_fn, "an async function")
-    whole("seed", seed, minimum=-(2**63), expected="an int")
-    if backend not in ("asyncio", "trio"):
-        raise SimulationConfigError("backend", backend, "'asyncio' or 'trio'")
-    return limit("max_virtual_time", max_virtual_time), limit("wall_timeout", wall_timeout)
+    return RunOptions(seed, backend, strategy, max_virtual_time, wall_timeout)  # type: ignore[arg-type]
 
 
 def _check_not_nested(backend: str) -> None:
@@ -182,7 +178,7 @@ def simulate(
     backend: BackendName = "asyncio",
     strategy: str | SchedulingPolicy = "fifo",
     max_virtual_time: float | None = None,
-    wall_timeout: float | None = 60.0,
+    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
 ) -> SimulationResult[T]:
     """Run ``async_fn(*args)`` in a simulation and report how it ended.
 
@@ -195,8 +191,9 @@ def simulate(
         assert result.ok, result.exception
         print(result.end_time, result.trace.digest())
     """
-    max_virtual_time, wall_timeout = _validate(async_fn, seed, backend, max_virtual_time, wall_timeout)
-    policy = make_policy(strategy, seed)
+    options = _options(async_fn, seed, backend, strategy, max_virtual_time, wall_timeout)
+    seed, backend, max_virtual_time, wall_timeout = options.seed, options.backend, options.max_virtual_time, options.wall_timeout
+    policy = make_policy(options.strategy, seed)
     _check_not_nested(backend)
     runner = _backend(backend)
     core = SimulationCore(
@@ -248,7 +245,7 @@ def run(
     backend: BackendName = "asyncio",
     strategy: str | SchedulingPolicy = "fifo",
     max_virtual_time: float | None = None,
-    wall_timeout: float | None = 60.0,
+    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
 ) -> T:
     """Run ``async_fn(*args)`` on a virtual clock and return its result.
 

@@ -11,6 +11,7 @@ from ._explore import EXPLORE_STRATEGIES as EXPLORE_STRATEGIES
 from ._explore import explore as explore
 from ._explore import function_key as function_key
 from ._explore import replay as replay
+from ._options import ExploreOptions as ExploreOptions
 from ._report import ExploreReport as ExploreReport
 from ._report import Failure as Failure
 from ._report import MinimalSchedule as MinimalSchedule
@@ -24,6 +25,7 @@ __all__ = [
     "explore",
     "function_key",
     "replay",
+    "ExploreOptions",
     "ExploreReport",
     "Failure",
     "MinimalSchedule",

@@ -15,7 +15,8 @@ from ._database import DEFAULT_DIRECTORY, FailureDatabase
 from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning
 from ._schedule import Schedule
 from ._shrink import shrink
-from .._kernel.validation import whole
+from .._kernel.options import DEFAULT_WALL_TIMEOUT
+from ._options import ExploreOptions
 
 Repro = Callable[[Schedule], str]
 
@@ -91,7 +92,7 @@ def explore(
     repro: Repro | None = None,
     progress: Callable[[int, int], None] | None = None,
     max_virtual_time: float | None = None,
-    wall_timeout: float | None = 60.0,
+    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
@@ -112,13 +113,24 @@ def explore(
     ``check_determinism`` runs every schedule twice and reports traces that
     differ (naming the first differing event). ``seeds`` overrides the range
     of seeds (the pytest plugin shards sweeps with it). ``progress`` is called
-    with (done, total) after each run.
+    with (done, total) after each run. The settings are those of
+    :class:`ExploreOptions` (``explore(fn, **options.explore_kwargs())``).
     """
-    whole("runs", runs, expected="a number of runs >= 0")
+    options = ExploreOptions(
+        seed=seed,
+        backend=backend,  # type: ignore[arg-type]
+        strategy=strategy,
+        max_virtual_time=max_virtual_time,
+        wall_timeout=wall_timeout,
+        runs=runs,
+        stop_on_first=stop_on_first,
+        shrink_failures=shrink_failures,
+        check_determinism=check_determinism,
+        database=database,
+        pct_depth=pct_depth,
+    )
     template = strategy if isinstance(strategy, SchedulingPolicy) else None
-    if template is None and strategy not in EXPLORE_STRATEGIES:
-        raise SimulationConfigError("strategy", strategy, "'random', 'pct', 'fifo', 'jitter' or a SchedulingPolicy instance")
-    runner = _Runner(async_fn, args, backend, {"max_virtual_time": max_virtual_time, "wall_timeout": wall_timeout})
+    runner = _Runner(async_fn, args, options.backend, {"max_virtual_time": options.max_virtual_time, "wall_timeout": options.wall_timeout})
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
     repro = repro or python_repro(async_fn)
@@ -208,7 +220,7 @@ def replay(
     schedule: Schedule | str | None = None,
     backend: str = "asyncio",
     max_virtual_time: float | None = None,
-    wall_timeout: float | None = 60.0,
+    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
 ) -> SimulationResult[Any]:
     """Replay one schedule exactly and return its :class:`SimulationResult`.
 

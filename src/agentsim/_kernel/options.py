@@ -1,0 +1,86 @@
+"""``RunOptions``: how a simulation runs, in one place.
+
+``run``, ``simulate`` and ``replay`` take these as keyword arguments;
+``explore`` (``ExploreOptions`` adds its own), the pytest marker, the
+command line and ``[tool.agentsim]`` profiles fill the same object, so a
+default or a check lives here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar
+
+from .errors import SimulationConfigError
+from .policy import STRATEGIES, SchedulingPolicy
+from .validation import limit, whole
+
+BackendName = Literal["asyncio", "trio"]
+BACKENDS: Final = ("asyncio", "trio")
+#: Real seconds a simulation may take before ``WallTimeoutError``.
+DEFAULT_WALL_TIMEOUT: Final = 60.0
+
+O = TypeVar("O", bound="RunOptions")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One simulation's settings, checked when made (``SimulationConfigError``
+    names the bad one).
+
+    ``seed`` selects the schedule (and seeds ids and randomness); ``backend``
+    is ``"asyncio"`` or ``"trio"``; ``strategy`` a strategy name or a
+    :class:`SchedulingPolicy`; ``max_virtual_time`` and ``wall_timeout`` are
+    limits in seconds (None or ``inf``: no limit)::
+
+        options = RunOptions(seed=7, strategy="random", max_virtual_time=600)
+        agentsim.run(main, **options.as_kwargs())
+    """
+
+    seed: int = 0
+    backend: BackendName = "asyncio"
+    strategy: str | SchedulingPolicy = "fifo"
+    max_virtual_time: float | None = None
+    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT
+
+    def __post_init__(self) -> None:
+        whole("seed", self.seed, minimum=-(2**63), expected="an int")
+        if self.backend not in BACKENDS:
+            raise SimulationConfigError("backend", self.backend, "'asyncio' or 'trio'")
+        self._check_strategy()
+        object.__setattr__(self, "max_virtual_time", limit("max_virtual_time", self.max_virtual_time))
+        object.__setattr__(self, "wall_timeout", limit("wall_timeout", self.wall_timeout))
+
+    def _check_strategy(self) -> None:
+        if isinstance(self.strategy, SchedulingPolicy):
+            return
+        names = ", ".join(repr(name) for name in STRATEGIES)
+        if not isinstance(self.strategy, str) or self.strategy not in STRATEGIES:
+            raise SimulationConfigError("strategy", self.strategy, f"one of {names} or a SchedulingPolicy instance")
+
+    def replace(self: O, **changes: Any) -> O:
+        """A copy with ``changes`` (checked like the original)."""
+        return dataclasses.replace(self, **changes)
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The settings as keyword arguments of ``run``/``simulate``."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(RunOptions)}
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(field.name for field in dataclasses.fields(cls))
+
+    @classmethod
+    def from_mapping(cls: type[O], settings: Mapping[str, Any], *, where: str, base: O | None = None) -> O:
+        """Options from a mapping (a marker's keywords, a profile's table) over
+        ``base``; an unknown name is a :class:`SimulationConfigError` naming it
+        and ``where`` it was given."""
+        known = cls.names()
+        for name in settings:
+            if name not in known:
+                raise SimulationConfigError(
+                    f"{where}: {name}", settings[name], f"one of the settings {', '.join(known)}"
+                )
+        return dataclasses.replace(base if base is not None else cls(), **dict(settings))

@@ -1,0 +1,47 @@
+"""``ExploreOptions``: a sweep's settings, shared by ``explore``, the pytest
+marker, the command line and ``[tool.agentsim]`` profiles."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .._kernel.options import RunOptions
+from .._kernel.policy import SchedulingPolicy
+from .._kernel.validation import whole
+from ._database import DEFAULT_DIRECTORY
+
+
+@dataclass(frozen=True)
+class ExploreOptions(RunOptions):
+    """:class:`RunOptions` plus how to sweep: ``runs`` (seeds ``seed``,
+    ``seed + 1``, ...; run 0 is the stock schedule), ``strategy`` (default
+    ``"random"``), ``stop_on_first``, ``shrink_failures``,
+    ``check_determinism``, ``database`` (a directory, None to disable) and
+    ``pct_depth``::
+
+        options = ExploreOptions(runs=500, strategy="pct", wall_timeout=10)
+        agentsim.explore(main, **options.explore_kwargs())
+    """
+
+    strategy: str | SchedulingPolicy = "random"
+    runs: int = 200
+    stop_on_first: bool = True
+    shrink_failures: bool = True
+    check_determinism: bool = False
+    database: str | os.PathLike[str] | None = DEFAULT_DIRECTORY
+    pct_depth: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        whole("runs", self.runs, expected="a number of runs >= 0")
+        whole("pct_depth", self.pct_depth, minimum=1, expected="a PCT depth >= 1 (the ordering constraints a bug needs)")
+        for name in ("stop_on_first", "shrink_failures", "check_determinism"):
+            if not isinstance(getattr(self, name), bool):
+                from .._kernel.errors import SimulationConfigError
+
+                raise SimulationConfigError(name, getattr(self, name), "True or False")
+
+    def explore_kwargs(self) -> dict[str, object]:
+        """The settings as keyword arguments of :func:`agentsim.explore`."""
+        return {name: getattr(self, name) for name in self.names()}

@@ -40,6 +40,7 @@ from ._kernel.simulation import run as run
 from ._kernel.simulation import simulate as simulate
 from ._kernel.trace import Trace as Trace
 from ._kernel.trace import TraceEvent as TraceEvent
+from ._kernel.view import SimulationView as SimulationView
 from .explore import ExploreOptions as ExploreOptions
 from .explore import ExploreReport as ExploreReport
 from .explore import Schedule as Schedule
@@ -77,6 +78,7 @@ __all__ = [
     "simulate",
     "Trace",
     "TraceEvent",
+    "SimulationView",
     "ExploreOptions",
     "ExploreReport",
     "Schedule",

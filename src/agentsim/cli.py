@@ -102,7 +102,7 @@ def _explore(options: argparse.Namespace) -> int:
         task = bar.add_task("runs", total=settings.runs)
         report = explore(
             function,
-            **settings.replace(database=database).explore_kwargs(),  # type: ignore[arg-type]
+            **settings.replace(database=database).explore_kwargs(),
             key=spec,
             repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
             progress=lambda done, total: bar.update(task, completed=done),

@@ -114,7 +114,7 @@ class OrderedLink:
                         break  # apart: it gets a window of its own
                     queue.popleft()[3]()
             else:
-                while queue and queue[0][2] is not None and queue[0][2] <= loop.time():  # type: ignore[operator]
+                while queue and queue[0][2] is not None and queue[0][2] <= loop.time():
                     queue.popleft()[3]()
         finally:
             self._delivering = False

@@ -75,7 +75,7 @@ def _agentsim_shard(request: pytest.FixtureRequest) -> tuple[int, int]:
 def _shard_count(config: pytest.Config) -> int:
     shards = config.getoption("agentsim_shards")
     if shards is not None:
-        return max(1, shards)
+        return max(1, int(shards))
     worker_input = getattr(config, "workerinput", None)  # set by pytest-xdist on its workers
     if worker_input is not None:
         return max(1, int(worker_input.get("workercount", 1)))

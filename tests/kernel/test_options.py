@@ -43,7 +43,7 @@ def test_bad_run_options_name_the_setting(settings: dict[str, object], parameter
 
 def test_explore_options_check_the_sweep_settings() -> None:
     options = agentsim.ExploreOptions(runs=5, strategy="pct", pct_depth=2, database=None)
-    report = agentsim.explore(_sleeps, **options.explore_kwargs())  # type: ignore[arg-type]
+    report = agentsim.explore(_sleeps, **options.explore_kwargs())
     assert report.runs_executed == 5
     for settings, parameter in (({"pct_depth": 0}, "pct_depth"), ({"runs": -1}, "runs"), ({"stop_on_first": "yes"}, "stop_on_first")):
         with pytest.raises(agentsim.SimulationConfigError) as info:

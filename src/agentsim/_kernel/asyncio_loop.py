@@ -136,7 +136,7 @@ class _TimerChoiceLabels(Sequence[str]):
     def __len__(self) -> int:
         return len(self._due) + self._offset
 
-    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+    def __getitem__(self, index: int) -> str:
         if index < 0:
             index += len(self)
         if self._offset and index == 0:
@@ -144,7 +144,7 @@ class _TimerChoiceLabels(Sequence[str]):
         return self._due[index - self._offset][3] or "-"
 
 
-class _SimTask(asyncio.Task):  # type: ignore[misc]
+class _SimTask(asyncio.Task[Any]):
     """A task whose hash is its creation number in the simulation (see module doc)."""
 
     def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int, **eager: bool) -> None:
@@ -168,7 +168,7 @@ class _SimTask(asyncio.Task):  # type: ignore[misc]
         if not self.done():
             loop = self.get_loop()
             canceller = _current_task(loop)
-            loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")  # type: ignore[attr-defined]
+            loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")
         return super().cancel(msg)
 
 
@@ -304,7 +304,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
 
     def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
         if handle.__class__ is _WindowTimerHandle:
-            self._windows.remove(handle._window)  # type: ignore[attr-defined]
+            self._windows.remove(handle._window)
         elif handle._scheduled:
             self._cancelled_timers += 1
 

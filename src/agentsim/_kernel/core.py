@@ -17,7 +17,7 @@ from typing import Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, WallTimeoutError
-from .policy import SchedulingPolicy
+from .policy import ChoiceKind, SchedulingPolicy
 from .trace import Trace
 
 #: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
@@ -131,11 +131,12 @@ _local = threading.local()
 
 def current_core() -> SimulationCore | None:
     """The simulation running in this thread, if any."""
-    return getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
+    return core
 
 
 def require_core(api: str) -> SimulationCore:
-    core = getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
     if core is None:
         raise NotInSimulationError(api)
     return core
@@ -164,11 +165,11 @@ def now() -> float:
 
 def current_task_label() -> str:
     """The trace label of the task running now ("" between tasks or outside a simulation)."""
-    core = getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
     return core.task_label() if core is not None else ""
 
 
-def choose(kind: str, labels: Sequence[str]) -> int:
+def choose(kind: ChoiceKind, labels: Sequence[str]) -> int:
     """Ask the running simulation's policy to pick one of ``labels``; option 0
     is the stock choice (always taken under FIFO, and outside a simulation).
 
@@ -176,10 +177,10 @@ def choose(kind: str, labels: Sequence[str]) -> int:
     (frames sent together that may arrive together or apart). The choice is
     recorded like the loop's own, so it replays and shrinks the same way.
     """
-    core = getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
     if core is None or core.policy.fifo or len(labels) < 2:
         return 0
-    chosen = core.policy.choose(kind, labels)  # type: ignore[arg-type]
+    chosen = core.policy.choose(kind, labels)
     core.trace.record_choice(core.clock.ticks, kind, labels, chosen, 0)
     return chosen
 
@@ -192,7 +193,7 @@ def record_event(kind: str, detail: str = "") -> None:
 
         agentsim.record_event("emit", "audio response_1 chunk 3")
     """
-    core = getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
     if core is not None:
         core.trace.record(core.clock.ticks, kind, core.task_label(), detail)
 
@@ -207,7 +208,7 @@ def seeded_random(purpose: str) -> random.Random:
 
         delay = agentsim.seeded_random("my-double:latency").uniform(0.1, 0.3)
     """
-    core = getattr(_local, "core", None)
+    core: SimulationCore | None = getattr(_local, "core", None)
     if core is None:
         return random.Random(f"agentsim:{purpose}:outside")
     return core.seeded_random(purpose)

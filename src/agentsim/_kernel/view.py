@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import current_core
+from .core import SimulationCore, current_core
 from .trace import Trace
 
 
@@ -38,7 +38,7 @@ class SimulationView:
     def trace(self) -> Trace:
         return self._core().trace
 
-    def _core(self) -> Any:
+    def _core(self) -> SimulationCore:
         from .errors import NotInSimulationError
 
         core = current_core()

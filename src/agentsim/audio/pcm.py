@@ -43,8 +43,10 @@ def as_pcm16(samples: npt.ArrayLike) -> npt.NDArray[np.int16]:
     if array.dtype == np.int16:
         return array
     if np.issubdtype(array.dtype, np.floating):
-        return (np.clip(array, -1.0, 1.0) * np.iinfo(np.int16).max).astype(np.int16)
-    return array.astype(np.int16)
+        scaled: npt.NDArray[np.int16] = (np.clip(array, -1.0, 1.0) * np.iinfo(np.int16).max).astype(np.int16)
+        return scaled
+    converted: npt.NDArray[np.int16] = array.astype(np.int16)
+    return converted
 
 
 def chunks(samples: npt.NDArray[np.int16], samples_per_chunk: int) -> Iterator[bytes]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from .._kernel.options import RunOptions
 from .._kernel.policy import SchedulingPolicy
@@ -42,6 +43,6 @@ class ExploreOptions(RunOptions):
 
                 raise SimulationConfigError(name, getattr(self, name), "True or False")
 
-    def explore_kwargs(self) -> dict[str, object]:
+    def explore_kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments of :func:`agentsim.explore`."""
         return {name: getattr(self, name) for name in self.names()}

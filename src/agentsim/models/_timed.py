@@ -119,7 +119,7 @@ class TimedModel(Model):
         self._finish(call, "completed")
         return response
 
-    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         call = self._start(streamed=True)
         outcome: Outcome = "closed"
         error: BaseException | None = None

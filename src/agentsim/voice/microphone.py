@@ -109,7 +109,7 @@ class SimulatedMicrophone:
         else:
             samples = pcm.as_pcm16(script)  # type: ignore[arg-type]
             self.segments = (Segment(len(samples) / sample_rate, True, None, samples),)
-        self.input = StreamedAudioInput()
+        self.input = StreamedAudioInput()  # type: ignore[no-untyped-call]
         self.sample_rate = sample_rate
         self.frame_ms = frame_ms
         self.end_stream = end_stream

@@ -60,7 +60,7 @@ class TimedTTSModel(TTSModel):
             raise SimulationConfigError("error", error, "an exception instance")
         self._failures.append((error, whole("after_chunks", after_chunks, expected="a number of chunks >= 0")))
 
-    async def run(self, text: str, settings: TTSModelSettings) -> AsyncIterator[bytes]:  # type: ignore[override]
+    async def run(self, text: str, settings: TTSModelSettings) -> AsyncIterator[bytes]:
         call = TimedTTSCall(len(self.timed_calls), text, anyio.current_time(), [])
         self.timed_calls.append(call)
         failure = self._failures.pop(0) if self._failures else None

@@ -27,14 +27,14 @@ _TURN_EVENTS_HAVE_IDS = _accepts(model_events.RealtimeModelTurnStartedEvent, "re
 def turn_started(response_id: str) -> model_events.RealtimeModelTurnStartedEvent:
     """A ``turn_started`` event carrying ``response_id`` where the SDK supports it."""
     if _TURN_EVENTS_HAVE_IDS:
-        return model_events.RealtimeModelTurnStartedEvent(response_id=response_id)  # type: ignore[call-arg]
+        return model_events.RealtimeModelTurnStartedEvent(response_id=response_id)
     return model_events.RealtimeModelTurnStartedEvent()
 
 
 def turn_ended(response_id: str) -> model_events.RealtimeModelTurnEndedEvent:
     """A ``turn_ended`` event carrying ``response_id`` where the SDK supports it."""
     if _TURN_EVENTS_HAVE_IDS:
-        return model_events.RealtimeModelTurnEndedEvent(response_id=response_id)  # type: ignore[call-arg]
+        return model_events.RealtimeModelTurnEndedEvent(response_id=response_id)
     return model_events.RealtimeModelTurnEndedEvent()
 
 

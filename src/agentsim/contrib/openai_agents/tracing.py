@@ -24,7 +24,7 @@ from ..._kernel.core import VIRTUAL_EPOCH, SimulationCore
 def _provider_class() -> type:
     from agents.tracing.provider import DefaultTraceProvider
 
-    class SimulatedTraceProvider(DefaultTraceProvider):  # type: ignore[misc]
+    class SimulatedTraceProvider(DefaultTraceProvider):
         """Trace provider of a simulation: virtual time, counter ids, no export thread."""
 
         def __init__(self, core: SimulationCore) -> None:

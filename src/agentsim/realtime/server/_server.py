@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._kernel.core import current_core, record_event
 from ..._kernel.errors import SimulationConfigError
@@ -33,6 +33,9 @@ from ._rules import RealtimeServerRuleError, RuleViolation
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
+
+if TYPE_CHECKING:
+    from ._model import SimulatedRealtimeModel
 
 # The wire and the rules on the timeline, each in a lane above the tasks.
 register_lane("server", "wire: server events (at the client)")
@@ -150,7 +153,7 @@ class SimulatedRealtimeServer:
             raise SimulationConfigError("phrase", phrase, "words the user says, a non-empty str")
         self._by_phrase.append((phrase.lower(), _checked_step(step, "step")))
 
-    def model(self) -> Any:
+    def model(self) -> SimulatedRealtimeModel:
         """A real ``OpenAIRealtimeWebSocketModel`` connected to this server in memory."""
         from ._model import SimulatedRealtimeModel
 

@@ -177,6 +177,7 @@ def test_a_sync_test_with_the_mark_is_a_usage_error(pytester: pytest.Pytester) -
     assert "needs an `async def` test" in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.slow
 def test_xdist_shards_split_the_seeds_of_one_test(pytester: pytest.Pytester) -> None:
     log = pytester.path / "seeds.log"
     pytester.makepyfile(
@@ -200,6 +201,7 @@ def test_xdist_shards_split_the_seeds_of_one_test(pytester: pytest.Pytester) -> 
     assert len(by_worker) == 2 and all(len(worker_seeds) == 15 for worker_seeds in by_worker.values())
 
 
+@pytest.mark.slow
 def test_xdist_shards_find_the_same_first_failure_as_a_serial_sweep(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_booking=RACE)
     serial = pytester.runpytest("test_booking.py::test_racy", "--agentsim-db=none")

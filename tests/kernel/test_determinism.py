@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
@@ -64,6 +66,7 @@ def _run_in_fresh_process(hash_seed: str) -> dict[str, list[str]]:
     return json.loads(completed.stdout)
 
 
+@pytest.mark.slow
 def test_same_seed_same_digest_across_processes_and_hash_seeds() -> None:
     runs = [_run_in_fresh_process(hash_seed) for hash_seed in ("0", "1", "4242")]
     assert runs[0] == runs[1] == runs[2]
@@ -155,6 +158,7 @@ def test_every_patch_is_undone_after_the_simulation(backend: str) -> None:
     assert _patch_targets() == originals  # ...and restored after
 
 
+@pytest.mark.slow
 def test_importing_agentsim_or_running_asyncio_does_not_import_trio() -> None:
     # trio costs ~0.6 s to import: every pytest session with agentsim's
     # plugin installed, and every asyncio simulation, would pay it.

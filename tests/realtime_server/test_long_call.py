@@ -18,6 +18,7 @@ import agentsim
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "strategy"), [(0, "fifo"), (3, "random")])
 def test_thirty_minute_call_breaks_no_server_rule(seed: int, strategy: str) -> None:
     sys.path.insert(0, str(EXAMPLES))

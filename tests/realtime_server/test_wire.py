@@ -172,6 +172,7 @@ def _jittered_call() -> Any:
     return main
 
 
+@pytest.mark.slow
 def test_a_seed_gives_the_same_call_in_any_process() -> None:
     root = str(Path(__file__).resolve().parents[2])
     outputs = []

@@ -190,3 +190,42 @@ def test_deadline_rounding_down_to_a_tick_still_expires() -> None:
         return seen[0], loop.time()
 
     assert agentsim.run(main, wall_timeout=5) == (True, 0.6)
+
+
+def test_infinite_waits_are_legal_and_never_fire(backend: str) -> None:
+    import math
+
+    import anyio
+
+    async def main() -> float:
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.sleep_forever)
+            await anyio.sleep(1.0)
+            group.cancel_scope.cancel()  # the endless sleeper ends when asked
+        with anyio.fail_after(math.inf):
+            await anyio.sleep(2.0)
+        return agentsim.now()
+
+    assert agentsim.run(main, backend=backend) == 3.0
+
+    async def forever() -> None:
+        await anyio.sleep_forever()
+
+    # Nothing else can happen: a deadlock, reported at once (not a hang).
+    assert isinstance(agentsim.simulate(forever, backend=backend).exception, agentsim.DeadlockError)
+
+
+def test_asyncio_timeouts_of_infinity() -> None:
+    import math
+
+    async def main() -> float:
+        async with asyncio.timeout(math.inf):
+            await asyncio.sleep(1.0)
+        await asyncio.wait_for(asyncio.sleep(1.0), timeout=math.inf)
+        loop = asyncio.get_running_loop()
+        handle = loop.call_later(math.inf, lambda: None)
+        handle.cancel()
+        loop.call_at(math.inf, lambda: None).cancel()
+        return agentsim.now()
+
+    assert agentsim.run(main) == 2.0

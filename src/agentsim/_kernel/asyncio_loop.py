@@ -53,6 +53,7 @@ _MIN_CANCELLED_FOR_COMPACTION: Final = 100
 TimerEntry = tuple[int, int, events.TimerHandle, str]
 
 _current_task = asyncio.current_task
+_INFINITY: Final = float("inf")
 
 #: asyncio's eager task factory (Python 3.12+), None before.
 _EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
@@ -257,6 +258,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         # Exact integer arithmetic from "now": ten sleep(0.05) end at exactly 0.5 s.
         ticks = self._clock.ticks
         if delay > 0:
+            if delay == _INFINITY:
+                return self._never(callback, args, context)
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
@@ -267,10 +270,22 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
         if when is None:
             raise TypeError("when cannot be None")
+        if when == _INFINITY:
+            return self._never(callback, args, context)
         ticks = round(when * TICKS_PER_SECOND)
         if ticks / TICKS_PER_SECOND < when:
             return self._schedule_timer(ticks, callback, args, context, when=when)
         return self._schedule_timer(ticks, callback, args, context)
+
+    def _never(self, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.TimerHandle:
+        """A timer at infinity (``anyio.sleep_forever``, ``timeout(math.inf)``):
+        it never fires, so it is kept nowhere; the loop can still go idle and a
+        program waiting only on it is a deadlock, as it would be for real."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        handle = _TimerHandle(_INFINITY, callback, args, self, context)
+        handle._scheduled = False
+        return handle
 
     def _schedule_timer(self, ticks: int, callback: Callable[..., object], args: tuple[Any, ...], context: Any, *, when: float | None = None) -> events.TimerHandle:
         if self._closed:

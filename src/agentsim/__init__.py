@@ -11,6 +11,7 @@ This module re-exports the public API of the kernel.
 """
 
 from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
+from ._kernel.core import choose as choose
 from ._kernel.core import now as now
 from ._kernel.core import record_event as record_event
 from ._kernel.core import seeded_random as seeded_random
@@ -50,6 +51,7 @@ from .explore import replay as replay
 __all__ = [
     "TICKS_PER_SECOND",
     "now",
+    "choose",
     "record_event",
     "seeded_random",
     "register_lane",

@@ -13,10 +13,11 @@ Every check raises :class:`agentsim.SimulationConfigError` (a
 :func:`agentsim.timing.as_delay`.
 """
 
+from ._kernel.validation import OneSimulation as OneSimulation
 from ._kernel.validation import limit as limit
 from ._kernel.validation import non_negative as non_negative
 from ._kernel.validation import number as number
 from ._kernel.validation import positive as positive
 from ._kernel.validation import whole as whole
 
-__all__ = ["limit", "non_negative", "number", "positive", "whole"]
+__all__ = ["OneSimulation", "limit", "non_negative", "number", "positive", "whole"]

@@ -7,7 +7,6 @@ neither needs the other.
 
 from __future__ import annotations
 
-from typing import Any
 
 from .core import SimulationCore, current_core
 from .trace import Trace

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._kernel.core import current_core, record_event
+from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.lanes import register_lane
+from .._kernel.validation import OneSimulation
 from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
 from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec
@@ -70,7 +71,7 @@ class SimulatedPlayer:
         self._playing_handle: asyncio.TimerHandle | None = None
         self._played: dict[str, float] = {}
         self._generation = 0  # bumped by interruptions: late arrivals of flushed audio are dropped
-        self._simulation: object | None = None
+        self._one_run = OneSimulation("SimulatedPlayer", "a new player per run: build it inside the simulated function")
         #: Total milliseconds of audio heard.
         self.heard_ms = 0.0
         #: Items whose playback an interruption cut short.
@@ -136,10 +137,7 @@ class SimulatedPlayer:
     # -- the device -----------------------------------------------------------------
 
     def _deliver_later(self, action: Callable[[int], None]) -> None:
-        core = current_core()
-        if self._simulation is not None and core is not self._simulation:
-            raise SimulationConfigError("SimulatedPlayer", "used in a second simulation", "a new player per run: build it inside the simulated function")
-        self._simulation = core
+        self._one_run.check()
         generation = self._generation
         self._network.send(lambda: action(generation))
 

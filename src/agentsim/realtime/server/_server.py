@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..._kernel.core import current_core, record_event
+from ..._kernel.core import record_event
 from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
-from ..._kernel.validation import positive
+from ..._kernel.validation import OneSimulation, positive
 from ...audio import pcm
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
@@ -120,7 +120,7 @@ class SimulatedRealtimeServer:
         self.log: list[tuple[float, str, str]] = []
         self._ids = ev.EventIds()
         self._wire: SimulatedWebSocket | None = None
-        self._simulation: object | None = None
+        self._one_run = OneSimulation("SimulatedRealtimeServer", "a new server per run: build it inside the simulated function")
         self._active: _Response | None = None
         self._responses: list[_Response] = []
         self._audio_sent_ms: dict[str, float] = {}  # every item ever, for inspection
@@ -220,11 +220,8 @@ class SimulatedRealtimeServer:
     def connect(self) -> SimulatedWebSocket:
         """Open the client end of a connection, as the adapter does (call it
         yourself to speak raw JSON to the server). One connection at a time."""
-        core = current_core()
-        if self._simulation is not None and core is not self._simulation:
-            # Its state (responses, rules, seeded latency draws) belongs to one run.
-            raise SimulationConfigError("SimulatedRealtimeServer", "used in a second simulation", "a new server per run: build it inside the simulated function")
-        self._simulation = core
+        # Its state (responses, rules, seeded latency draws) belongs to one run.
+        self._one_run.check()
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("SimulatedRealtimeServer", "a second open connection", "one connection at a time: close the first (or let the server disconnect) before connecting again")
         self._downstream.clear()

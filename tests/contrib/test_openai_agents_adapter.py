@@ -198,7 +198,7 @@ def test_tool_finishing_exactly_at_its_timeout_is_a_real_race(strategy: str) -> 
 
 
 def test_sandbox_shell_output_has_no_wall_time_or_random_ids() -> None:
-    from tests.sdk.test_seed002_recipes import run_sandbox_workflow
+    from tests.contrib.test_seed002_recipes import run_sandbox_workflow
 
     async def main() -> str:
         return _tool_output(await run_sandbox_workflow())

@@ -141,8 +141,8 @@ class TrioVirtualClock:
             chosen = core.policy.choose("window", options)
             core.trace.record_choice(core.clock.ticks, "window", options, chosen, 0)
         option = options.option(chosen)
-        if option.timer is None:
-            self._jump(runner, option.at)
+        if option.timer is None and chosen:
+            self._jump(runner, option.at)  # the deadline picked out of nominal order: alone
             return True
         if core.clock.exceeds_limit(option.at):
             self._limit(runner, option.at)

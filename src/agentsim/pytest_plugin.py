@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 from typing import Any
 
 import pytest
@@ -103,9 +104,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Each marked test becomes a plain function that runs the explorer. Sync,
     # so anyio's runner passes it by; flagged as already wrapped, so
     # pytest-trio does not wrap it either (its mark still picks the backend).
+    # pytest-asyncio turns async tests into items whose runtest() runs the
+    # test on a real event loop (all of them in auto mode, those marked
+    # @pytest.mark.asyncio in strict mode): a marked test runs as a plain
+    # function instead, since the simulation brings its own loop.
     for item in items:
         if isinstance(item, pytest.Function) and item.get_closest_marker("agentsim") is not None:
             item.obj = _explorer_for(item, item.obj)
+            if type(item).runtest is not pytest.Function.runtest and hasattr(type(item), "_synchronization_target_attr"):
+                item.runtest = types.MethodType(pytest.Function.runtest, item)  # type: ignore[method-assign]
 
 
 def _profile_options(config: pytest.Config) -> ExploreOptions:

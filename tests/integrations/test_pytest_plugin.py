@@ -13,7 +13,10 @@ pytest_plugins = ["pytester"]
 def _inner_pytest_config(pytester: pytest.Pytester) -> None:
     # The inner pytest runs in a temp dir without this project's settings;
     # looptime's plugin (benchmark extra) needs pytest-asyncio, so keep it out.
-    pytester.makeini("[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n")
+    pytester.makeini(
+        "[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n"
+        "asyncio_default_fixture_loop_scope = function\n"
+    )
 
 RACE = '''
 import asyncio

@@ -25,7 +25,8 @@ from ._kernel.errors import UsageError
 from .explore import explore, replay
 from ._kernel.errors import SimulationConfigError
 from ._kernel.options import BACKENDS, DEFAULT_WALL_TIMEOUT
-from .explore import EXPLORE_STRATEGIES, ExploreOptions
+from ._kernel.policy import parse_strategy
+from .explore import ExploreOptions
 from .explore._database import DEFAULT_DIRECTORY
 
 
@@ -157,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         # Unset options come from [tool.agentsim] (and --profile), else the defaults.
         command.add_argument("--backend", default=None, choices=list(BACKENDS))
         command.add_argument("--seed", type=int, default=None, help="the (first) seed")
-        command.add_argument("--strategy", default=None, choices=list(EXPLORE_STRATEGIES))
+        command.add_argument("--strategy", default=None, type=parse_strategy, help="fifo, jitter, random, pct, or pct/DEPTH/STEPS as a report prints it")
         command.add_argument("--max-virtual-time", type=float, default=None, help="virtual seconds a run may last (0: no limit)")
         command.add_argument("--wall-timeout", type=float, default=None, help=f"real seconds a run may take (default {DEFAULT_WALL_TIMEOUT:g}; 0: no limit)")
         command.add_argument("--profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")

@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 from ._kernel.errors import AgentsimError, SimulationConfigError
+from ._kernel.policy import parse_strategy
 from ._kernel.view import SimulationView as SimulationView
 from .explore import explore, replay
-from .explore import EXPLORE_STRATEGIES
 from .explore._database import DEFAULT_DIRECTORY
 from .explore import ExploreOptions
 from .explore._report import ExploreReport
@@ -47,7 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-runs", type=int, default=None, help="runs per @pytest.mark.agentsim test (default: the mark's, else 100)")
     group.addoption("--agentsim-seed", type=int, default=None, help="replay this one seed instead of exploring")
     group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
-    group.addoption("--agentsim-strategy", default=None, choices=list(EXPLORE_STRATEGIES), help="exploration strategy")
+    group.addoption(
+        "--agentsim-strategy", default=None, type=parse_strategy, help="fifo, jitter, random, pct, or pct/DEPTH/STEPS as a report prints it"
+    )
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")
     group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")

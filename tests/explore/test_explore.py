@@ -82,9 +82,13 @@ def test_pct_finds_the_race_too(tmp_path: Path) -> None:
     report = agentsim.explore(booking_race, runs=100, strategy="pct", database=tmp_path)
     assert len(report.failures) == 1
     failure = report.failures[0]
-    assert failure.strategy == "pct" and failure.schedule.strategy.startswith("pct/3/")
+    # The reported strategy carries PCT's measured parameters: (seed, strategy)
+    # replays the run exactly, as the schedule does.
+    assert failure.strategy == failure.schedule.strategy and failure.strategy.startswith("pct/3/")
     replayed = agentsim.replay(booking_race, schedule=failure.schedule)
     assert replayed.trace.digest() == failure.trace.digest()
+    by_seed = agentsim.replay(booking_race, seed=failure.seed, strategy=failure.strategy)
+    assert by_seed.trace.digest() == failure.trace.digest()
 
 
 def test_without_stop_on_first_every_failing_seed_is_reported(tmp_path: Path) -> None:

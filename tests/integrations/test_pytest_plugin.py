@@ -277,3 +277,25 @@ def test_bad_marker_arguments_and_profiles_are_usage_errors(pytester: pytest.Pyt
     result = pytester.runpytest("--agentsim-db=none", "--agentsim-profile=nightly")
     output = result.stdout.str() + result.stderr.str()
     assert "nightly" in output and "it has: ci" in output
+
+
+def test_every_reported_seed_and_strategy_replays_exactly(pytester: pytest.Pytester) -> None:
+    # PCT's parameters are measured per sweep; the report names them, so the
+    # (seed, strategy) it prints replays the very run that failed.
+    import agentsim
+
+    from tests.explore.test_explore import booking_race
+
+    report = agentsim.explore(booking_race, runs=100, strategy="pct", stop_on_first=False, shrink_failures=False, database=None)
+    assert report.failures
+    for failure in report.failures:
+        replayed = agentsim.replay(booking_race, seed=failure.seed, strategy=failure.strategy)
+        assert replayed.trace.digest() == failure.trace.digest(), failure.strategy
+    pytester.makepyfile(test_booking=RACE)
+    first = pytester.runpytest("--agentsim-db=none", "--agentsim-strategy=pct")
+    match = re.search(r"seed (\d+) \(strategy '(pct/\d+/\d+)'\) failed", first.stdout.str())
+    assert match is not None, first.stdout.str()
+    again = pytester.runpytest("--agentsim-db=none", f"--agentsim-seed={match.group(1)}", f"--agentsim-strategy={match.group(2)}")
+    again.assert_outcomes(failed=1, passed=1)  # test_racy fails again; test_fixed passes
+    bad = pytester.runpytest("--agentsim-strategy=pct/x/1")
+    assert "pct/DEPTH/STEPS" in bad.stderr.str()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
 from .errors import SimulationConfigError
-from .policy import STRATEGIES, SchedulingPolicy
+from .policy import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
 from .validation import limit, whole
 
 BackendName = Literal["asyncio", "trio"]
@@ -54,11 +54,8 @@ class RunOptions:
         object.__setattr__(self, "wall_timeout", limit("wall_timeout", self.wall_timeout))
 
     def _check_strategy(self) -> None:
-        if isinstance(self.strategy, SchedulingPolicy):
-            return
-        names = ", ".join(repr(name) for name in STRATEGIES)
-        if not isinstance(self.strategy, str) or self.strategy not in STRATEGIES:
-            raise SimulationConfigError("strategy", self.strategy, f"one of {names} or a SchedulingPolicy instance")
+        if not is_strategy(self.strategy):
+            raise SimulationConfigError("strategy", self.strategy, STRATEGY_EXPECTED)
 
     def replace(self: O, **changes: Any) -> O:
         """A copy with ``changes`` (checked like the original)."""

@@ -246,16 +246,49 @@ STRATEGIES: Final = {
 }
 
 
+def pct_parameters(strategy: str) -> tuple[int, int] | None:
+    """``(depth, steps)`` of a strategy written ``"pct/DEPTH/STEPS"`` (as sweeps
+    report PCT, whose parameters are part of the schedule), else None."""
+    parts = strategy.split("/")
+    if len(parts) != 3 or parts[0] != "pct" or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    depth, steps = int(parts[1]), int(parts[2])
+    return (depth, steps) if depth >= 1 and steps >= 1 else None
+
+
+def is_strategy(strategy: object) -> bool:
+    """A strategy name, ``"pct/DEPTH/STEPS"``, or a :class:`SchedulingPolicy`."""
+    if isinstance(strategy, SchedulingPolicy):
+        return True
+    return isinstance(strategy, str) and (strategy in STRATEGIES or pct_parameters(strategy) is not None)
+
+
+#: What a strategy may be, for error messages.
+STRATEGY_EXPECTED: Final = "one of 'fifo', 'jitter', 'random', 'pct', 'pct/DEPTH/STEPS' (as reported by a sweep) or a SchedulingPolicy instance"
+
+
+def parse_strategy(text: str) -> str:
+    """``text`` if it names a strategy: the ``type`` of command-line options
+    (argparse's error says what is expected)."""
+    import argparse
+
+    if not is_strategy(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {STRATEGY_EXPECTED.replace(' or a SchedulingPolicy instance', '')}")
+    return text
+
+
 def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy:
-    """The policy for ``strategy`` (a name from :data:`STRATEGIES` or an instance)."""
+    """The policy for ``strategy`` (a name from :data:`STRATEGIES`,
+    ``"pct/DEPTH/STEPS"``, or an instance)."""
     from .errors import SimulationConfigError
 
     if isinstance(strategy, SchedulingPolicy):
         return strategy
-    factory = STRATEGIES.get(strategy) if isinstance(strategy, str) else None
-    if factory is None:
-        names = ", ".join(repr(name) for name in STRATEGIES)
-        raise SimulationConfigError(
-            "strategy", strategy, f"one of {names} or a SchedulingPolicy instance"
-        )
-    return factory(seed)
+    if isinstance(strategy, str):
+        parameters = pct_parameters(strategy)
+        if parameters is not None:
+            return PCTPolicy(seed, depth=parameters[0], steps=parameters[1])
+        factory = STRATEGIES.get(strategy)
+        if factory is not None:
+            return factory(seed)
+    raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)

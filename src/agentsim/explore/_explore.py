@@ -16,6 +16,7 @@ from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarni
 from ._schedule import Schedule
 from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
+from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
 from ._options import ExploreOptions
 
 Repro = Callable[[Schedule], str]
@@ -143,7 +144,7 @@ def explore(
         report.failures.append(
             Failure(
                 seed=schedule.seed,
-                strategy=schedule.strategy_name,
+                strategy=schedule.strategy,
                 exception=result.exception,
                 trace=result.trace,
                 repro=repro(replay_schedule),
@@ -233,8 +234,8 @@ def replay(
     if isinstance(schedule, str):
         schedule = Schedule.decode(schedule)
     if schedule is None:
-        if strategy.split("/")[0] not in EXPLORE_STRATEGIES:
-            raise SimulationConfigError("strategy", strategy, "'random', 'pct', 'fifo' or 'jitter'")
+        if not isinstance(strategy, str) or not is_strategy(strategy):
+            raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)
         schedule = Schedule(seed, strategy)
     policy: SchedulingPolicy = schedule.policy()
     return simulate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.policy import PCTPolicy, ReplayPolicy, SchedulingPolicy, make_policy
+from .._kernel.policy import ReplayPolicy, SchedulingPolicy, make_policy
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,7 @@ class Schedule:
             if self.strategy == "fifo":
                 policy.name = "fifo"  # type: ignore[misc]  # the nominal run: fifo, counting its choice points
             return policy
-        if self.strategy.startswith("pct/"):
-            # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
-            _, depth, steps = self.strategy.split("/")
-            return PCTPolicy(self.seed, depth=int(depth), steps=int(steps))
+        # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
         return make_policy(self.strategy, self.seed)
 
     @property

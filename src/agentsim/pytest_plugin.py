@@ -39,6 +39,8 @@ from .explore._report import ExploreReport
 from .explore._schedule import Schedule
 
 _SHARD_FIXTURE = "_agentsim_shard"
+#: What a test raises to be skipped or xfailed: pytest's verdicts, not failing schedules.
+_NOT_FAILURES: tuple[type[BaseException], ...] = (pytest.skip.Exception, pytest.xfail.Exception, KeyboardInterrupt, SystemExit)
 DEFAULT_RUNS = 100
 
 
@@ -191,6 +193,8 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     if pinned or seed_option is not None:
         schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy if isinstance(strategy, str) else "random")
         result = replay(test_body, schedule=schedule, backend=backend, max_virtual_time=settings.max_virtual_time, wall_timeout=settings.wall_timeout)
+        if isinstance(result.exception, _NOT_FAILURES):
+            raise result.exception
         if result.exception is not None:
             raise AgentsimFailure(
                 f"schedule {schedule.encode()} failed at virtual time {result.end_time:.3f}s; timeline:\n{result.trace.format(30)}"
@@ -223,6 +227,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         key=item.nodeid,
         seeds=seeds,
         repro=lambda schedule: f"pytest {base} --agentsim-schedule={schedule.encode()}",
+        passthrough=_NOT_FAILURES,
         max_virtual_time=settings.max_virtual_time,
         wall_timeout=settings.wall_timeout,
     )

@@ -299,3 +299,52 @@ def test_every_reported_seed_and_strategy_replays_exactly(pytester: pytest.Pytes
     again.assert_outcomes(failed=1, passed=1)  # test_racy fails again; test_fixed passes
     bad = pytester.runpytest("--agentsim-strategy=pct/x/1")
     assert "pct/DEPTH/STEPS" in bad.stderr.str()
+
+
+@pytest.mark.slow
+def test_skip_xfail_and_ctrl_c_are_not_failing_schedules(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_verdicts="""
+        import asyncio, pytest
+
+        @pytest.mark.agentsim(runs=5)
+        async def test_skips():
+            await asyncio.sleep(1)
+            pytest.skip("no API key here")
+
+        @pytest.mark.agentsim(runs=5)
+        async def test_xfails():
+            await asyncio.sleep(1)
+            pytest.xfail("known bug #12")
+
+        @pytest.mark.xfail(raises=AssertionError, strict=True)
+        @pytest.mark.agentsim(runs=5)
+        async def test_expected_to_fail():
+            await asyncio.sleep(1)
+            assert False
+        """
+    )
+    database = pytester.path / "db"
+    result = pytester.runpytest(f"--agentsim-db={database}", "-rsx")
+    result.assert_outcomes(skipped=1, xfailed=2)
+    assert "no API key here" in result.stdout.str()
+    saved = list(database.rglob("*.json")) if database.exists() else []
+    assert all("test_skips" not in path.read_text() and "test_xfails" not in path.read_text() for path in saved)
+
+    pytester.makepyfile(
+        test_interrupt="""
+        import asyncio, pytest
+
+        @pytest.mark.agentsim(runs=5)
+        async def test_ctrl_c():
+            await asyncio.sleep(1)
+            raise KeyboardInterrupt
+
+        def test_never_reached():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(f"--agentsim-db={database}", "test_interrupt.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "failed" not in result.stdout.str().splitlines()[-1]
+    assert not any("test_ctrl_c" in path.read_text() for path in database.rglob("*.json"))

@@ -12,7 +12,7 @@ from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult, simulate
 from ._database import DEFAULT_DIRECTORY, FailureDatabase
-from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning
+from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning, leaf_exception
 from ._schedule import Schedule
 from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
@@ -65,6 +65,15 @@ class _Runner:
             )
 
 
+def _propagate(result: SimulationResult[Any], passthrough: tuple[type[BaseException], ...]) -> None:
+    """Re-raise what is not a failing schedule: an interrupt, an exit, a skip."""
+    if result.exception is None:
+        return
+    error = leaf_exception(result.exception)
+    if isinstance(error, (KeyboardInterrupt, SystemExit, *passthrough)):
+        raise error
+
+
 def _first_difference(first: SimulationResult[Any], second: SimulationResult[Any]) -> Nondeterminism:
     a, b = first.trace.events, second.trace.events
     for index in range(max(len(a), len(b))):
@@ -94,6 +103,7 @@ def explore(
     progress: Callable[[int, int], None] | None = None,
     max_virtual_time: float | None = None,
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
+    passthrough: tuple[type[BaseException], ...] = (),
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
@@ -114,7 +124,10 @@ def explore(
     ``check_determinism`` runs every schedule twice and reports traces that
     differ (naming the first differing event). ``seeds`` overrides the range
     of seeds (the pytest plugin shards sweeps with it). ``progress`` is called
-    with (done, total) after each run. The settings are those of
+    with (done, total) after each run. A run that raises ``KeyboardInterrupt``,
+    ``SystemExit`` or one of ``passthrough`` (the pytest plugin passes pytest's
+    skip and xfail) ends the sweep by raising it: it is not a failing schedule,
+    and nothing is saved. The settings are those of
     :class:`ExploreOptions` (``explore(fn, **options.explore_kwargs())``).
     """
     options = ExploreOptions(
@@ -160,6 +173,7 @@ def explore(
     for known in db.load(key) if db is not None else []:
         result = runner.run(known)
         report.replayed_from_database += 1
+        _propagate(result, passthrough)
         if result.exception is not None:
             record_failure(known, result, from_database=True)
             if stop_on_first:
@@ -190,6 +204,7 @@ def explore(
         else:
             schedule = ran = Schedule(run_seed, pct_strategy or str(strategy))
             result = runner.run(schedule)
+        _propagate(result, passthrough)
         report.runs_executed += 1
         report.choice_points.append(result.choice_points)
         report.windowed_timers += result.windowed_timers

@@ -164,6 +164,50 @@ def _explorer_for(item: pytest.Function, function: Any) -> Any:
     return run_under_agentsim
 
 
+class FixtureHealthCheck(AgentsimError):
+    """A marked test takes a fixture that would be wrong in a sweep: a
+    function-scoped fixture (set up once, shared by every run, so state left by
+    one run leaks into the next and looks like a race), or a pytest-trio async
+    fixture (which pytest-trio sets up in its own runner, replaced here).
+    ``fixtures`` names them; the message says what to do."""
+
+    def __init__(self, where: str, fixtures: list[str], advice: str) -> None:
+        self.fixtures = fixtures
+        super().__init__(f"{where}: {advice} (fixtures: {', '.join(fixtures)})")
+
+
+#: Function-scoped fixtures that hold no state a run could leave behind.
+_STATELESS_FIXTURES = frozenset({"sim", "request", "anyio_backend"})
+
+
+def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shared: object, where: str) -> None:
+    """The health checks on a marked test's fixtures (see :class:`FixtureHealthCheck`)."""
+    trio_fixtures = [name for name, value in arguments.items() if type(value).__name__ == "TrioFixture"]
+    if trio_fixtures:
+        raise FixtureHealthCheck(
+            where, trio_fixtures,
+            "pytest-trio sets async fixtures up in its own trio run, which an agentsim-marked test replaces: "
+            "make the fixture synchronous, or set the resource up inside the test",
+        )
+    if allow_shared is True:
+        return
+    if allow_shared is not False:
+        raise pytest.UsageError(f"{where}: allow_shared_fixtures={allow_shared!r}: expected True or False")
+    definitions = item._fixtureinfo.name2fixturedefs
+    shared = [
+        name
+        for name in arguments
+        if name not in _STATELESS_FIXTURES and not name.startswith("_") and definitions.get(name) and definitions[name][-1].scope == "function"
+    ]
+    if shared:
+        raise FixtureHealthCheck(
+            where, shared,
+            "function-scoped fixtures are set up once and shared by every run of the sweep, so state one run "
+            "leaves behind leaks into the next and looks like a race. Create per-run state inside the test, "
+            "widen the fixture's scope, or pass allow_shared_fixtures=True to the marker if they hold no state",
+        )
+
+
 def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> None:
     marker = item.get_closest_marker("agentsim")
     assert marker is not None
@@ -172,6 +216,8 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     if marker.args:
         raise pytest.UsageError(f"{where}: takes keyword arguments only ({', '.join(ExploreOptions.names())}); got {marker.args!r}")
     marked = dict(marker.kwargs)
+    allow_shared = marked.pop("allow_shared_fixtures", False)
+    _check_fixtures(item, arguments, allow_shared, where)
     try:
         profile = _profile_options(config)
         if "backend" not in marked:

@@ -35,7 +35,7 @@ async def test_marked(sim):
 
 
 @pytest.mark.asyncio
-@pytest.mark.agentsim(runs=3)
+@pytest.mark.agentsim(runs=3, allow_shared_fixtures=True)  # a str: nothing for a run to leave behind
 async def test_marked_and_asyncio(sim, greeting):
     assert greeting == "hello"  # an async fixture arrives as its value
     await asyncio.sleep(2.0)

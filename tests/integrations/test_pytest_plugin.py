@@ -348,3 +348,60 @@ def test_skip_xfail_and_ctrl_c_are_not_failing_schedules(pytester: pytest.Pytest
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "failed" not in result.stdout.str().splitlines()[-1]
     assert not any("test_ctrl_c" in path.read_text() for path in database.rglob("*.json"))
+
+
+def test_fixtures_shared_across_runs_are_a_health_check(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_fixtures="""
+        import asyncio, pytest
+
+        @pytest.fixture
+        def inbox():
+            return []
+
+        @pytest.fixture(scope="module")
+        def config():
+            return {"region": "eu"}
+
+        @pytest.mark.agentsim(runs=5)
+        async def test_leaky(inbox):
+            inbox.append(1)
+            await asyncio.sleep(1)
+            assert inbox == [1]   # run 2 would see [1, 1]: a false race
+
+        @pytest.mark.agentsim(runs=5)
+        async def test_module_scoped_is_fine(config, sim):
+            await asyncio.sleep(1)
+            assert config["region"] == "eu"
+
+        @pytest.mark.agentsim(runs=5, allow_shared_fixtures=True)
+        async def test_allowed(inbox):
+            await asyncio.sleep(1)
+        """
+    )
+    result = pytester.runpytest("--agentsim-db=none")
+    result.assert_outcomes(passed=2, failed=1)
+    output = result.stdout.str()
+    assert "FixtureHealthCheck" in output and "(fixtures: inbox)" in output and "allow_shared_fixtures=True" in output
+    assert "seed" not in output.split("FixtureHealthCheck")[1].split("\n")[0]  # not reported as a failing schedule
+
+
+def test_pytest_trio_async_fixtures_get_a_clear_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_trio_fixture="""
+        import pytest, trio
+
+        @pytest.fixture
+        async def connection():
+            await trio.sleep(0)
+            return "conn"
+
+        @pytest.mark.trio
+        @pytest.mark.agentsim(runs=2, allow_shared_fixtures=True)
+        async def test_uses_async_fixture(connection):
+            await trio.sleep(1)
+        """
+    )
+    result = pytester.runpytest("--agentsim-db=none", "-p", "trio")
+    result.assert_outcomes(failed=1)
+    assert "pytest-trio sets async fixtures up in its own trio run" in result.stdout.str()

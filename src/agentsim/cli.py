@@ -75,9 +75,11 @@ def _settings(arguments: argparse.Namespace) -> ExploreOptions:
 
     given = {
         name: getattr(arguments, name)
-        for name in ("runs", "strategy", "seed", "backend", "max_virtual_time", "wall_timeout", "pct_depth")
+        for name in ("runs", "strategy", "seed", "backend", "max_virtual_time", "wall_timeout", "pct_depth", "allow_escapes")
         if getattr(arguments, name, None) is not None
     }
+    if "allow_escapes" in given:
+        given["allow_escapes"] = tuple(given["allow_escapes"])
     if getattr(arguments, "check_determinism", False):
         given["check_determinism"] = True
     if getattr(arguments, "no_shrink", False):
@@ -130,6 +132,7 @@ def _replay(options: argparse.Namespace) -> int:
         backend=settings.backend,
         max_virtual_time=settings.max_virtual_time,
         wall_timeout=settings.wall_timeout,
+        allow_escapes=settings.allow_escapes,
     )
     print(timeline.render(result.trace, last=options.last))
     if options.export:
@@ -161,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--strategy", default=None, type=parse_strategy, help="fifo, jitter, random, pct, or pct/DEPTH/STEPS as a report prints it")
         command.add_argument("--max-virtual-time", type=float, default=None, help="virtual seconds a run may last (0: no limit)")
         command.add_argument("--wall-timeout", type=float, default=None, help=f"real seconds a run may take (default {DEFAULT_WALL_TIMEOUT:g}; 0: no limit)")
+        command.add_argument(
+            "--allow-escape", dest="allow_escapes", action="append", default=None, help="let this escape through (a kind, or kind:text); repeatable"
+        )
         command.add_argument("--profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")
 
     explore_command = commands.add_parser("explore", help="sweep seeds for a failing schedule")

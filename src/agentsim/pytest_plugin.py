@@ -238,7 +238,14 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
 
     if pinned or seed_option is not None:
         schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy if isinstance(strategy, str) else "random")
-        result = replay(test_body, schedule=schedule, backend=backend, max_virtual_time=settings.max_virtual_time, wall_timeout=settings.wall_timeout)
+        result = replay(
+            test_body,
+            schedule=schedule,
+            backend=backend,
+            max_virtual_time=settings.max_virtual_time,
+            wall_timeout=settings.wall_timeout,
+            allow_escapes=settings.allow_escapes,
+        )
         if isinstance(result.exception, _NOT_FAILURES):
             raise result.exception
         if result.exception is not None:
@@ -276,6 +283,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         passthrough=_NOT_FAILURES,
         max_virtual_time=settings.max_virtual_time,
         wall_timeout=settings.wall_timeout,
+        allow_escapes=settings.allow_escapes,
     )
     if not report.ok:
         cause = report.failures[0].exception if report.failures else None

@@ -343,3 +343,46 @@ def test_running_inside_a_simulation_is_refused(backend: str) -> None:
 
     with pytest.raises(NestedSimulationError):
         agentsim.run(outer, backend=backend)
+
+
+def test_allowed_escapes_run_for_real_and_are_reported(backend: str) -> None:
+    async def main() -> str:
+        output = subprocess.run([sys.executable, "-c", "print('real')"], capture_output=True, text=True, check=True).stdout
+        return output.strip()
+
+    refused = agentsim.simulate(main, backend=backend)
+    assert isinstance(refused.exception, SimulationEscapeError) and refused.exception.kind == "subprocess"
+    allowed = agentsim.simulate(main, backend=backend, allow_escapes=("subprocess:-c",))
+    assert allowed.ok and allowed.value == "real"
+    [escape] = allowed.allowed_escapes
+    assert escape.kind == "subprocess" and "test_errors.py" in escape.site
+    # Another text does not match: still refused.
+    assert isinstance(agentsim.simulate(main, backend=backend, allow_escapes=("subprocess:git",)).exception, SimulationEscapeError)
+
+
+@pytest.mark.parametrize("entries", ["subprocess", ("processes",), (3,), ("network:x",)])
+def test_bad_escape_allowlists_are_typed_errors(entries: object) -> None:
+    async def main() -> None:
+        pass
+
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        agentsim.run(main, allow_escapes=entries)  # type: ignore[arg-type]
+    assert info.value.parameter == "allow_escapes"
+
+
+@pytest.mark.slow
+def test_the_openai_clients_platform_probe_is_not_an_escape() -> None:
+    # In a fresh process platform.platform() runs `uname -p` once; the openai
+    # client asks for it to fill its headers. agentsim answers it before the
+    # guards are armed, so a simulation that builds a client does not escape.
+    program = (
+        "import platform, agentsim\n"
+        "from openai._base_client import platform_headers\n"
+        "async def main():\n"
+        "    return platform.platform(), platform.processor(), sorted(platform_headers('1.0', platform=None))\n"
+        "result = agentsim.simulate(main)\n"
+        "assert result.ok, result.exception\n"
+        "print('ok')\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0 and completed.stdout.strip() == "ok", completed.stderr

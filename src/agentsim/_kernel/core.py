@@ -53,6 +53,9 @@ class SimulationCore:
         self.abort_error: SimulationError | None = None
         #: Escapes, even those the simulated code caught and swallowed.
         self.escapes: list[SimulationEscapeError] = []
+        #: ``allow_escapes`` of the run, and the escapes it let through.
+        self.allow_escapes: tuple[str, ...] = ()
+        self.allowed_escapes: list[SimulationEscapeError] = []
         #: Escape guards only fire once the backend has finished its own set-up
         #: (trio opens a wake-up socket pair before the first task runs).
         self.guards_armed = False

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from .errors import SimulationConfigError
 from .policy import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
+from .escapes import check_escape_allowlist
 from .validation import limit, whole
 
 BackendName = Literal["asyncio", "trio"]
@@ -44,9 +45,15 @@ class RunOptions:
     strategy: str | SchedulingPolicy = "fifo"
     max_virtual_time: float | None = None
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT
+    #: Escapes to let through for real instead of raising, each reported in
+    #: ``result.allowed_escapes``: a kind (``"subprocess"``, ``"socket"``,
+    #: ``"thread"``, ``"sleep"``) or ``"kind:text"`` for calls whose
+    #: description contains ``text`` (``"subprocess:git"``).
+    allow_escapes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         whole("seed", self.seed, minimum=-(2**63), expected="an int")
+        object.__setattr__(self, "allow_escapes", check_escape_allowlist(self.allow_escapes))
         if self.backend not in BACKENDS:
             raise SimulationConfigError("backend", self.backend, "'asyncio' or 'trio'")
         self._check_strategy()

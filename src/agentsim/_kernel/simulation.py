@@ -23,6 +23,7 @@ from .errors import (
     NestedSimulationError,
     SimulationConfigError,
     SimulationError,
+    SimulationEscapeError,
     TaskSnapshot,
 )
 from .escapes import escape_guards
@@ -60,6 +61,8 @@ class SimulationResult(Generic[T]):
     windowed_timers: int = 0
     #: Delays the run drew from a seeded distribution (jitter).
     jitter_draws: int = 0
+    #: Escapes let through by ``allow_escapes`` (each ran for real).
+    allowed_escapes: tuple[SimulationEscapeError, ...] = ()
 
     @property
     def choice_points(self) -> int:
@@ -99,11 +102,11 @@ async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, 
     return await awaitable
 
 
-def _options(async_fn: object, seed: object, backend: object, strategy: object, max_virtual_time: object, wall_timeout: object) -> RunOptions:
+def _options(async_fn: object, seed: object, backend: object, strategy: object, max_virtual_time: object, wall_timeout: object, allow_escapes: object) -> RunOptions:
     """The arguments, checked, as one :class:`RunOptions` (limits in canonical form)."""
     if not callable(async_fn):
         raise SimulationConfigError("async_fn", async_fn, "an async function")
-    return RunOptions(seed, backend, strategy, max_virtual_time, wall_timeout)  # type: ignore[arg-type]
+    return RunOptions(seed, backend, strategy, max_virtual_time, wall_timeout, allow_escapes)  # type: ignore[arg-type]
 
 
 def _check_not_nested(backend: str) -> None:
@@ -179,6 +182,7 @@ def simulate(
     strategy: str | SchedulingPolicy = "fifo",
     max_virtual_time: float | None = None,
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
+    allow_escapes: tuple[str, ...] = (),
 ) -> SimulationResult[T]:
     """Run ``async_fn(*args)`` in a simulation and report how it ended.
 
@@ -191,7 +195,7 @@ def simulate(
         assert result.ok, result.exception
         print(result.end_time, result.trace.digest())
     """
-    options = _options(async_fn, seed, backend, strategy, max_virtual_time, wall_timeout)
+    options = _options(async_fn, seed, backend, strategy, max_virtual_time, wall_timeout, allow_escapes)
     seed, backend, max_virtual_time, wall_timeout = options.seed, options.backend, options.max_virtual_time, options.wall_timeout
     policy = make_policy(options.strategy, seed)
     _check_not_nested(backend)
@@ -204,6 +208,7 @@ def simulate(
         wall_timeout=wall_timeout,
         backend=backend,
     )
+    core.allow_escapes = options.allow_escapes
     library_extensions = extensions.activate()
     set_current_core(core)
     try:
@@ -235,6 +240,7 @@ def simulate(
         leftover_tasks=outcome.leftover_tasks,
         windowed_timers=core.windowed_timers,
         jitter_draws=core.jitter_draws,
+        allowed_escapes=tuple(core.allowed_escapes),
     )
 
 
@@ -246,6 +252,7 @@ def run(
     strategy: str | SchedulingPolicy = "fifo",
     max_virtual_time: float | None = None,
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
+    allow_escapes: tuple[str, ...] = (),
 ) -> T:
     """Run ``async_fn(*args)`` on a virtual clock and return its result.
 
@@ -283,5 +290,6 @@ def run(
         strategy=strategy,
         max_virtual_time=max_virtual_time,
         wall_timeout=wall_timeout,
+        allow_escapes=allow_escapes,
     )
     return result.unwrap()

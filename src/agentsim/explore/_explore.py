@@ -103,6 +103,7 @@ def explore(
     progress: Callable[[int, int], None] | None = None,
     max_virtual_time: float | None = None,
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
+    allow_escapes: tuple[str, ...] = (),
     passthrough: tuple[type[BaseException], ...] = (),
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
@@ -142,9 +143,15 @@ def explore(
         check_determinism=check_determinism,
         database=database,
         pct_depth=pct_depth,
+        allow_escapes=allow_escapes,
     )
     template = strategy if isinstance(strategy, SchedulingPolicy) else None
-    runner = _Runner(async_fn, args, options.backend, {"max_virtual_time": options.max_virtual_time, "wall_timeout": options.wall_timeout})
+    runner = _Runner(
+        async_fn,
+        args,
+        options.backend,
+        {"max_virtual_time": options.max_virtual_time, "wall_timeout": options.wall_timeout, "allow_escapes": options.allow_escapes},
+    )
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
     repro = repro or python_repro(async_fn)
@@ -237,6 +244,7 @@ def replay(
     backend: str = "asyncio",
     max_virtual_time: float | None = None,
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
+    allow_escapes: tuple[str, ...] = (),
 ) -> SimulationResult[Any]:
     """Replay one schedule exactly and return its :class:`SimulationResult`.
 
@@ -261,4 +269,5 @@ def replay(
         backend=backend,  # type: ignore[arg-type]
         max_virtual_time=max_virtual_time,
         wall_timeout=wall_timeout,
+        allow_escapes=allow_escapes,
     )

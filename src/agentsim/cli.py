@@ -13,6 +13,8 @@ command, writes the failure's trace to ``.agentsim/traces/`` and exits 1.
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import importlib.util
 import inspect
 import sys
@@ -42,7 +44,14 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     path = Path(path_text)
     if not path.is_file():
         raise CommandError(f"{path_text!r} is not a file")
-    sys.path.insert(0, str(path.resolve().parent))
+    # Import as pytest would: the project's root (where pyproject.toml is, else
+    # the working directory) and the file's folder on sys.path.
+    from .config import find_pyproject
+
+    pyproject = find_pyproject()
+    for folder in (str(pyproject.parent if pyproject is not None else Path.cwd()), str(path.resolve().parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     module_name = f"agentsim_target_{path.stem}"
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     assert module_spec is not None and module_spec.loader is not None
@@ -93,6 +102,14 @@ def _settings(arguments: argparse.Namespace) -> ExploreOptions:
         raise CommandError(str(error)) from None
 
 
+def _status(what: str, seed: int, found: list[int]) -> str:
+    """The progress bar's label: failures so far, and what is being shrunk."""
+    if what == "failure":
+        found.append(seed)
+    failures = f"{len(found)} failure(s) so far" if found else "no failure yet"
+    return f"exploring ({failures}, shrinking seed {seed})" if what == "shrinking" else f"exploring ({failures})"
+
+
 def _explore(options: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -101,14 +118,19 @@ def _explore(options: argparse.Namespace) -> int:
     settings = _settings(options)
     database = settings.database if options.db is None else (None if options.db.lower() == "none" else options.db)
     console = Console()
-    with Progress(TextColumn("exploring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("runs", total=settings.runs)
+    from rich.progress import TimeRemainingColumn
+
+    found: list[int] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("exploring", total=settings.runs)
         report = explore(
             function,
             **settings.replace(database=database).explore_kwargs(),
             key=spec,
             repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
             progress=lambda done, total: bar.update(task, completed=done),
+            observer=lambda what, seed: bar.update(task, description=_status(what, seed, found)),
         )
     console.print(report.format(), markup=False, highlight=False, soft_wrap=True)
     traces = Path(database if database is not None else DEFAULT_DIRECTORY) / "traces"
@@ -154,7 +176,10 @@ def _timeline(options: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="agentsim", description="Find, shrink and replay timing bugs in async agent code.")
+    parser.add_argument("--version", action="version", version=f"agentsim {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def add_run_options(command: argparse.ArgumentParser) -> None:
@@ -195,13 +220,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit codes: the run passed; a failure was found; the command was wrong.
+EXIT_OK, EXIT_FAILURE_FOUND, EXIT_USAGE = 0, 1, 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    options = build_parser().parse_args(argv)
+    """The ``agentsim`` command; returns its exit code (0 ok, 1 a failure found,
+    2 a usage error: never a traceback for bad input)."""
+    try:
+        options = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: --help, --version, or a bad option (it printed why)
+        return int(exit.code) if isinstance(exit.code, int) else EXIT_USAGE
     try:
         return int(options.handler(options))
-    except CommandError as error:
+    except (CommandError, UsageError) as error:
         print(f"agentsim: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # `agentsim timeline ... | head`: the reader left; nothing more to say.
+        # Point stdout at /dev/null so the interpreter's final flush is quiet.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # not a real file (captured): nothing to flush into a closed pipe
+        return EXIT_OK
 
 
 if __name__ == "__main__":

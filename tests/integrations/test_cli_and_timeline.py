@@ -162,3 +162,38 @@ def test_cli_reads_profiles_and_takes_time_limits(tmp_path: Path, capsys: pytest
     assert "VirtualTimeLimitError" in capsys.readouterr().out
     assert main(["explore", f"{target}::long_call", "--profile", "nightly"]) == 2
     assert "it has: quick" in capsys.readouterr().err
+
+
+def test_cli_version_exit_codes_and_closed_pipes(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"agentsim {agentsim.__version__}"
+    # Bad input: exit 2, a message, no traceback.
+    assert main(["explore", "x.py::y", "--strategy", "fastest"]) == 2
+    error = capsys.readouterr().err
+    assert "--strategy" in error and "Traceback" not in error
+    assert main(["explore", "x.py::y", "--runs", "many"]) == 2
+    assert main(["explore", "--profile"]) == 2
+    capsys.readouterr()
+    target = tmp_path / "slow.py"
+    target.write_text("import asyncio\n\nasync def main():\n    await asyncio.sleep(1)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["explore", f"{target}::main", "--runs", "-1", "--db", "none"]) == 2
+    assert "invalid runs=-1" in capsys.readouterr().err
+
+    # A reader that goes away (`| head`) ends the command quietly.
+    def broken(*args: object, **kwargs: object) -> None:
+        raise BrokenPipeError
+
+    monkeypatch.setattr("builtins.print", broken)
+    assert main(["replay", f"{target}::main"]) == 0
+
+
+def test_cli_imports_project_modules_from_the_project_root(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "myapp").mkdir()
+    (tmp_path / "myapp" / "__init__.py").write_text("RESULT = 42\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "scenario.py").write_text("import asyncio\nfrom myapp import RESULT\n\nasync def main():\n    await asyncio.sleep(RESULT)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", "tests/scenario.py::main"]) == 0
+    assert "virtual time 42.000s" in capsys.readouterr().out

@@ -105,6 +105,7 @@ def explore(
     wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
     allow_escapes: tuple[str, ...] = (),
     passthrough: tuple[type[BaseException], ...] = (),
+    observer: Callable[[str, int], None] | None = None,
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
@@ -125,7 +126,9 @@ def explore(
     ``check_determinism`` runs every schedule twice and reports traces that
     differ (naming the first differing event). ``seeds`` overrides the range
     of seeds (the pytest plugin shards sweeps with it). ``progress`` is called
-    with (done, total) after each run. A run that raises ``KeyboardInterrupt``,
+    with (done, total) after each run; ``observer`` with ``("shrinking", seed)``
+    when a failure is found and ``("failure", seed)`` once it is shrunk (the
+    command line's progress bar shows both). A run that raises ``KeyboardInterrupt``,
     ``SystemExit`` or one of ``passthrough`` (the pytest plugin passes pytest's
     skip and xfail) ends the sweep by raising it: it is not a failing schedule,
     and nothing is saved. The settings are those of
@@ -159,6 +162,8 @@ def explore(
 
     def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool) -> None:
         assert result.exception is not None
+        if observer is not None:
+            observer("shrinking", schedule.seed)
         minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter") if shrink_failures else None
         replay_schedule = minimal.schedule if minimal is not None else schedule
         report.failures.append(
@@ -175,6 +180,8 @@ def explore(
         )
         if db is not None:
             db.save(key, schedule)
+        if observer is not None:
+            observer("failure", schedule.seed)
 
     # 1. Failures from earlier sweeps first, as hypothesis does.
     for known in db.load(key) if db is not None else []:

@@ -55,6 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")
     group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")
+    group.addoption("--agentsim-verbose", action="store_true", help="show the failing run's whole timeline in failure reports")
     group.addoption("--agentsim-profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")
 
 
@@ -287,4 +288,4 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     )
     if not report.ok:
         cause = report.failures[0].exception if report.failures else None
-        raise AgentsimFailure(report.format(), report) from cause
+        raise AgentsimFailure(report.format(verbose=config.getoption("agentsim_verbose")), report) from cause

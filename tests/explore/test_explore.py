@@ -266,3 +266,41 @@ def test_a_jitter_schedule_round_trips_and_replays_drawn_delays() -> None:
     assert schedule.encode() == "3:jitter+2=1:j0.5"
     assert Schedule.decode(schedule.encode()) == schedule
     assert schedule.policy().windows is False
+
+
+def test_a_failure_report_leads_with_the_error_and_shows_the_decisive_moments() -> None:
+    async def main() -> None:
+        async def caller() -> None:
+            await agentsim.timing.sleep_between(0.30, 0.33)
+            agentsim.record_event("milestone", "caller barged in")
+
+        async def assistant() -> None:
+            await agentsim.timing.sleep_between(0.28, 0.305)
+            agentsim.record_event("milestone", "assistant finished")
+
+        order: list[str] = []
+
+        async def track(name: str, job: Any) -> None:
+            await job()
+            order.append(name)
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(track("caller", caller))
+            group.create_task(track("assistant", assistant))
+        for index in range(200):  # a long tail of unrelated activity
+            await asyncio.sleep(0.01)
+            agentsim.record_event("send", f"frame{index} of the call")
+        if order[0] == "caller":
+            raise RuntimeError("barge-in before the assistant finished")
+
+    report = agentsim.explore(main, runs=40, database=None)
+    [failure] = report.failures
+    text = failure.format()
+    first, second = text.splitlines()[:2]
+    assert first == "RuntimeError: barge-in before the assistant finished"
+    assert second.startswith("  raised at ") and "test_explore.py" in second and "in main" in second
+    timeline = failure.minimal.timeline() if failure.minimal else ""
+    assert ">>" in timeline and "!!" in timeline and "caller barged in" in timeline and "..." in timeline
+    assert "track#" in timeline or "main.<locals>.track#" in timeline  # unnamed tasks say what they run
+    assert len(timeline.splitlines()) <= 40
+    assert len(failure.format(verbose=True).splitlines()) > len(text.splitlines()) + 200

@@ -145,6 +145,16 @@ class _TimerChoiceLabels(Sequence[str]):
         return self._due[index - self._offset][3] or "-"
 
 
+def trace_label(name: str, number: int, coro: Any) -> str:
+    """A task's name in traces: unique per simulation, and saying what the task
+    runs when nobody named it (``Session._process_events#11``, not ``Task-11``)."""
+    if name == "main":
+        return name
+    if name == f"Task-{number}":
+        return f"{getattr(coro, '__qualname__', None) or 'Task'}#{number}"
+    return f"{name}#{number}"
+
+
 class _SimTask(asyncio.Task[Any]):
     """A task whose hash is its creation number in the simulation (see module doc)."""
 
@@ -153,7 +163,7 @@ class _SimTask(asyncio.Task[Any]):
         self._agentsim_number = number
         #: The task's name in traces: unique even when libraries reuse names
         #: (anyio names every task after its function).
-        self._agentsim_label = name if name == f"Task-{number}" or name == "main" else f"{name}#{number}"
+        self._agentsim_label = trace_label(name, number, coro)
         super().__init__(coro, loop=loop, name=name, context=context, **eager)
 
     def __hash__(self) -> int:
@@ -561,8 +571,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 start_eagerly = chosen == 0
             if start_eagerly:
                 eager["eager_start"] = True
-        label = name if name == f"Task-{number}" or name == "main" else f"{name}#{number}"
-        self._record(self._clock.ticks, "spawn", label, spawned_by)
+        self._record(self._clock.ticks, "spawn", trace_label(name, number, coro), spawned_by)
         task = _SimTask(coro, loop=self, name=name, context=context, number=number, **eager)
         task.add_done_callback(self._record_exit)
         return task

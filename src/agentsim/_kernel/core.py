@@ -192,9 +192,12 @@ def record_event(kind: str, detail: str = "") -> None:
     """Add an event to the running simulation's trace; a no-op outside one.
 
     Doubles use it to put what they see on the same timeline as the tasks
-    (``"send"`` of a call, ``"emit"`` of an event)::
+    (``"send"`` of a call, ``"emit"`` of an event); tests mark their own
+    milestones with ``kind="milestone"``, which failure reports always show
+    with what happened around them::
 
         agentsim.record_event("emit", "audio response_1 chunk 3")
+        agentsim.record_event("milestone", "caller barged in")
     """
     core: SimulationCore | None = getattr(_local, "core", None)
     if core is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._kernel.errors import AgentsimWarning
+from .._kernel.frames import format_site, is_agentsim, is_program_code
 from .._kernel.trace import Trace, TraceEvent
 from ._schedule import Schedule
 
@@ -30,30 +31,77 @@ class MinimalSchedule:
     def deviations(self) -> dict[int, int]:
         return dict(self.schedule.deviations or {})
 
-    def timeline(self, window: int = 24) -> str:
-        """The minimal run up to where it failed, in virtual ms; '>>' marks deviations.
+    def timeline(self, window: int = 40, context: int = 4) -> str:
+        """The decisive moments of the minimal run, in virtual ms.
 
         Task steps and timer firings are left out and runs of alike events
-        (audio chunks) are folded into one line, so the window shows what
-        happened: choices, sends, emits, cancellations, exits.
+        (audio chunks) are folded into one line. Shown: ``context`` lines
+        around each deviation from stock order (marked ``>>``), each rule
+        violation and milestone a double or the test recorded
+        (``agentsim.record_event``), and the failure itself (marked ``!!``);
+        ``...`` stands for what is left out. At most ``window`` lines.
         """
-        events = self.trace.events
-        failed_at = next((i for i, e in enumerate(events) if e.kind == "exit" and e.detail.startswith("raised")), len(events) - 1)
-        lines: list[str] = []
-        previous_key = None
-        repeats = 0
-        for event in events[: failed_at + 1]:
-            if event.kind in ("step", "timer"):  # the choice lines say which timer fired when it mattered
-                continue
-            key = (event.kind, event.task, event.detail.split(" ", 1)[0])
-            if key == previous_key and event.kind in ("emit", "send"):
-                repeats += 1
-                lines[-1] = f"{lines[-1].split('  (x')[0]}  (x{repeats + 1}, until {event.ticks / 1_000_000:.3f} ms)"
-                continue
-            previous_key, repeats = key, 0
-            marker = ">>" if event.kind == "choice" and "(fifo" in event.detail else "  "
-            lines.append(f"{marker} {event.format()}")
-        return "\n".join(lines[-window:])
+        lines, decisive = _folded_lines(self.trace.events)
+        if not lines:
+            return ""
+        keep: set[int] = set()
+        for index in decisive:
+            keep.update(range(max(0, index - context), min(len(lines), index + context + 1)))
+        chosen = sorted(keep) or list(range(max(0, len(lines) - window), len(lines)))
+        # Over budget: the failure and the moments nearest it matter most.
+        chosen = chosen[-window:]
+        out: list[str] = []
+        previous = -1
+        for index in chosen:
+            if previous >= 0 and index != previous + 1:
+                out.append("   ...")
+            out.append(lines[index])
+            previous = index
+        return "\n".join(out)
+
+
+#: Event kinds that are the schedule's bookkeeping rather than what happened.
+_QUIET_KINDS = frozenset({"step", "timer", "jump"})
+#: Event kinds a report always shows, with their neighbours.
+_DECISIVE_KINDS = frozenset({"violation", "milestone", "abort", "escape"})
+
+
+def _folded_lines(events: list[TraceEvent]) -> tuple[list[str], list[int]]:
+    """Report lines up to the failure, and which of them are decisive."""
+    failed_at = next((i for i, e in enumerate(events) if e.kind == "exit" and e.detail.startswith("raised")), len(events) - 1)
+    lines: list[str] = []
+    decisive: list[int] = []
+    previous_key = None
+    repeats = 0
+    for position, event in enumerate(events[: failed_at + 1]):
+        failure = position == failed_at
+        if event.kind in _QUIET_KINDS and not failure:  # the choice lines say which timer fired when it mattered
+            continue
+        key = (event.kind, event.task, event.detail.split(" ", 1)[0])
+        if key == previous_key and event.kind in ("emit", "send", "server", "client", "playback") and not failure:
+            repeats += 1
+            lines[-1] = f"{lines[-1].split('  (x')[0]}  (x{repeats + 1}, until {event.ticks / 1_000_000:.3f} ms)"
+            continue
+        previous_key, repeats = key, 0
+        deviation = event.kind == "choice" and "(fifo" in event.detail
+        marker = "!!" if failure else ">>" if deviation else "  "
+        if failure or deviation or event.kind in _DECISIVE_KINDS:
+            decisive.append(len(lines))
+        lines.append(f"{marker} {event.format()}")
+    return lines, decisive
+
+
+def exception_site(error: BaseException) -> str | None:
+    """Where ``error`` was raised in the program's own code (its deepest frame
+    outside the standard library, the event loops and agentsim), if known."""
+    site = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if is_program_code(code.co_filename) and not is_agentsim(code.co_filename):
+            site = format_site(code.co_filename, traceback.tb_lineno, code.co_name)
+        traceback = traceback.tb_next
+    return site
 
 
 @dataclass(frozen=True)
@@ -76,17 +124,25 @@ class Failure:
         """The leaf exception (inside any exception groups)."""
         return leaf_exception(self.exception)
 
-    def format(self) -> str:
+    def format(self, *, verbose: bool = False) -> str:
+        """The report: the exception and where it was raised, the minimal
+        schedule's decisive moments, and the line that replays it
+        (``verbose``: the whole timeline of the failing run too)."""
         error = self.error
-        lines = [f"seed {self.seed} (strategy {self.strategy!r}) failed: {type(error).__name__}: {error}"]
+        site = exception_site(error)
+        lines = [f"{type(error).__name__}: {error}" + (f"\n  raised at {site}" if site else "")]
+        lines.append(f"seed {self.seed} (strategy {self.strategy!r}) failed")
         if self.minimal is not None:
             minimal = self.minimal
             jitter = "no delay jitter" if minimal.schedule.jitter == 0 else f"delay jitter x{minimal.schedule.jitter:g}"
             lines.append(
                 f"minimal schedule: {len(minimal.deviations)} deviation(s) from FIFO order, {jitter} "
-                f"(found in {minimal.shrink_runs} shrink runs); '>>' marks the deviations:"
+                f"(found in {minimal.shrink_runs} shrink runs); '>>' marks the deviations, '!!' the failure:"
             )
             lines.append(minimal.timeline())
+        if verbose:
+            lines.append("the failing run, every event:")
+            lines.append(self.trace.format(None))
         lines.append(f"replay: {self.repro}")
         return "\n".join(lines)
 
@@ -160,7 +216,9 @@ class ExploreReport:
         set a windowed timer or drew a delay (see :class:`SingleScheduleWarning`)."""
         return not any(self.choice_points) and not self.windowed_timers and not self.jitter_draws
 
-    def format(self) -> str:
+    def format(self, *, verbose: bool = False) -> str:
+        """The summary line, health notes, then each failure (``verbose``: with
+        the failing run's whole timeline) and each nondeterminism."""
         points = self.choice_points
         spread = f", {min(points)}-{max(points)} choice point(s) per run" if points else ""
         lines = [
@@ -169,6 +227,6 @@ class ExploreReport:
         ]
         if self.runs_executed > 1 and self.single_schedule:
             lines.append(f"health: {SingleScheduleWarning.after(self.runs_executed)}")
-        lines += [failure.format() for failure in self.failures]
+        lines += [failure.format(verbose=verbose) for failure in self.failures]
         lines += [case.format() for case in self.nondeterminism]
         return "\n\n".join(lines)

@@ -10,6 +10,8 @@ import pytest
 import agentsim
 from agentsim.validation import limit, non_negative, number, positive, whole
 
+from ..conftest import SDK_HAS_TESTING, needs_sdk_testing
+
 BAD_NUMBERS = [True, "1", None, math.nan, [1.0]]
 
 
@@ -55,6 +57,7 @@ def test_run_accepts_infinite_limits() -> None:
     assert agentsim.run(main, max_virtual_time=math.inf, wall_timeout=math.inf) == 10.0
 
 
+@needs_sdk_testing
 def test_doubles_validate_at_definition() -> None:
     from agentsim.voice import SimulatedMicrophone, speech
 
@@ -67,3 +70,19 @@ def test_doubles_validate_at_definition() -> None:
     with pytest.raises(agentsim.SimulationConfigError) as info:
         SimulatedMicrophone([speech(1.0)], sample_rate=-1)
     assert info.value.parameter == "sample_rate"
+
+
+@pytest.mark.skipif(SDK_HAS_TESTING, reason="runs on openai-agents releases before 0.21 (CI: 0.2.11)")
+def test_doubles_that_need_a_newer_sdk_say_which_release() -> None:
+    from agentsim.contrib.openai_agents import SdkVersionError, installed_version
+
+    import importlib
+
+    with pytest.raises(SdkVersionError) as info:
+        importlib.import_module("agentsim.voice")
+    assert info.value.minimum == "0.21" and info.value.installed == installed_version()
+    assert isinstance(info.value, agentsim.UsageError) and isinstance(info.value, ImportError)
+    from agentsim.models import model_error
+
+    with pytest.raises(SdkVersionError):
+        model_error(RuntimeError("boom"))

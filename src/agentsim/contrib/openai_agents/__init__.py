@@ -16,9 +16,10 @@ where supported releases differ; no other module of agentsim imports
 from __future__ import annotations
 
 from ..._kernel import extensions
+from .sdk import SdkVersionError, installed_version
 from .tracing import SdkTracing
 
-__all__ = ["SdkTracing"]
+__all__ = ["SdkTracing", "SdkVersionError", "installed_version"]
 
 extensions.register(SdkTracing)
 extensions.rebind_module_names("agents")

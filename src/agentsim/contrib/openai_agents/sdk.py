@@ -36,25 +36,59 @@ from agents.voice import StreamedAudioInput as StreamedAudioInput
 from agents.voice.model import TTSModel as TTSModel
 from agents.voice.model import TTSModelSettings as TTSModelSettings
 
+from ..._kernel.errors import UsageError
 from ._compat import END_OF_STREAM as END_OF_STREAM
 from ._compat import interrupt_scope as interrupt_scope
 from ._compat import turn_ended as turn_ended
 from ._compat import turn_started as turn_started
 
 
+class SdkVersionError(UsageError, ImportError):
+    """A double needs a part of the openai-agents SDK that the installed
+    release does not have. ``feature`` names it, ``minimum`` the first release
+    that has it, ``installed`` the installed one: upgrade, or use the doubles
+    that work with it (the kernel works with every release from 0.2 on)."""
+
+    def __init__(self, feature: str, minimum: str) -> None:
+        self.feature = feature
+        self.minimum = minimum
+        self.installed = installed_version()
+        super().__init__(
+            f"{feature} needs openai-agents >= {minimum}; {self.installed} is installed. "
+            f"Upgrade it (pip install 'openai-agents>={minimum}') to use this double."
+        )
+
+
+def installed_version() -> str:
+    """The installed openai-agents release."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("openai-agents")
+    except PackageNotFoundError:  # pragma: no cover - imported, so installed
+        return "unknown"
+
+
+def _module(name: str, feature: str, minimum: str) -> ModuleType:
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and name.startswith(error.name):
+            raise SdkVersionError(feature, minimum) from None
+        raise
+
+
 def testing() -> ModuleType:
     """``agents.testing``, the SDK's own doubles (``ScriptedModel``, ``ModelStep``,
-    ``scripted_sandbox_session``...)."""
-    import agents.testing
-
-    return agents.testing
+    ``scripted_sandbox_session``...): openai-agents 0.21 and later."""
+    return _module("agents.testing", "agents.testing (the SDK's scripted doubles)", "0.21")
 
 
 def voice_testing() -> ModuleType:
-    """``agents.voice.testing`` (``ScriptedTranscriptionSession``...)."""
-    import agents.voice.testing
-
-    return agents.voice.testing
+    """``agents.voice.testing`` (``ScriptedTranscriptionSession``...): 0.21 and later."""
+    return _module("agents.voice.testing", "agentsim.voice (built on agents.voice.testing)", "0.21")
 
 
 def sdk_root() -> ModuleType:
@@ -65,7 +99,5 @@ def sdk_root() -> ModuleType:
 
 
 def sandbox_errors() -> ModuleType:
-    """``agents.sandbox.errors`` (``ExecTimeoutError``)."""
-    import agents.sandbox.errors
-
-    return agents.sandbox.errors
+    """``agents.sandbox.errors`` (``ExecTimeoutError``): 0.21 and later."""
+    return _module("agents.sandbox.errors", "agentsim.sandbox (built on agents.sandbox)", "0.21")

@@ -13,6 +13,7 @@ is activated then).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 from datetime import datetime, timezone
@@ -67,11 +68,13 @@ class SdkTracing:
         if _cached_class is None:
             _cached_class = _provider_class()
         self._setup = setup
-        with setup._GLOBAL_TRACE_PROVIDER_LOCK:
-            self._saved = setup.GLOBAL_TRACE_PROVIDER
+        # The global provider is a module attribute in every release; newer
+        # ones guard it with a lock (older ones have none: a null lock then).
+        with getattr(setup, "_GLOBAL_TRACE_PROVIDER_LOCK", contextlib.nullcontext()):
+            self._saved = getattr(setup, "GLOBAL_TRACE_PROVIDER", None)
             setup.GLOBAL_TRACE_PROVIDER = _cached_class(self._core)
 
     def __exit__(self, *exc: object) -> None:
         if self._setup is not None:
-            with self._setup._GLOBAL_TRACE_PROVIDER_LOCK:
+            with getattr(self._setup, "_GLOBAL_TRACE_PROVIDER_LOCK", contextlib.nullcontext()):
                 self._setup.GLOBAL_TRACE_PROVIDER = self._saved

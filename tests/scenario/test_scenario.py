@@ -173,3 +173,46 @@ def test_the_original_error_of_either_side_is_raised_not_a_group(backend: str) -
 
     error = _run(main, backend, "fifo", 0).exception
     assert type(error) is AppBug
+
+
+def test_an_infinite_scenario_deadline_means_none(backend: str) -> None:
+    import math
+
+    async def main() -> float:
+        door = Door()
+
+        async def scenario(ctx: Door) -> None:
+            await ctx.script.expect("open")
+
+        async def exercise() -> None:
+            await anyio.sleep(3600.0)  # an hour: no deadline cuts it short
+            await door.use("open")
+
+        await door.run(scenario, exercise, timeout=math.inf)
+        return agentsim.now()
+
+    assert agentsim.run(main, backend=backend) == 3600.0
+
+
+def test_the_realtime_transport_takes_an_infinite_deadline() -> None:
+    import math
+
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+
+    from agentsim.realtime import ScriptedRealtimeTransport
+
+    async def main() -> float:
+        transport = ScriptedRealtimeTransport()
+        runner = RealtimeRunner(RealtimeAgent(name="A"), model=transport, config={"tracing_disabled": True})
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+
+        async def exercise() -> None:
+            async with await runner.run():
+                await anyio.sleep(100.0)
+
+        await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=math.inf)
+        return agentsim.now()
+
+    assert agentsim.run(main) == 100.0

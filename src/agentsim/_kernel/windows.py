@@ -18,8 +18,11 @@ lives in 1 run of 100. Here a delay is a *windowed timer*
 Candidates are offered in *nominal order* (by nominal instant, then by
 scheduling order), so option 0 is what nominal timing does: always taking it
 fires every timer at its nominal instant, in the order plain sleeps of the
-nominal delays would. Point timers due at ``L`` form one option (their
-internal order is the backend's usual tie handling).
+nominal delays would: when option 0 is taken, every timer nominally due at
+that instant (windowed or plain) fires in one batch, as plain timers of one
+instant do; an option picked out of nominal order fires alone, first. Point
+timers due at ``L`` form one option (their internal order is the backend's
+usual tie handling).
 
 Both backends keep their point timers in their own heaps; this module keeps
 the windowed ones, ordered by earliest and by latest instant, so the
@@ -111,28 +114,20 @@ class OptionLabels(Sequence[str]):
 class WindowedTimers:
     """The pending windowed timers of one simulation."""
 
-    __slots__ = ("_by_earliest", "_by_latest", "_count")
+    __slots__ = ("_by_earliest", "_by_latest")
 
     def __init__(self) -> None:
         self._by_earliest: SortedList = SortedList(key=lambda timer: (timer.earliest, timer.sequence))
         self._by_latest: SortedList = SortedList(key=lambda timer: (timer.latest, timer.sequence))
-        #: Windowed timers set so far (for the "no open choice" health check).
-        self._count = 0
 
     def __len__(self) -> int:
         return len(self._by_latest)
-
-    @property
-    def total_set(self) -> int:
-        """How many windowed timers were ever set in this simulation."""
-        return self._count
 
     def add(self, earliest: int, nominal: int, latest: int, sequence: int, payload: Any, label: str) -> WindowedTimer:
         """Add a pending timer; ``earliest <= nominal <= latest`` (ticks)."""
         timer = WindowedTimer(earliest, nominal, latest, sequence, payload, label)
         self._by_earliest.add(timer)
         self._by_latest.add(timer)
-        self._count += 1
         return timer
 
     def remove(self, timer: WindowedTimer) -> None:

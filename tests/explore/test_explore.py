@@ -304,3 +304,31 @@ def test_a_failure_report_leads_with_the_error_and_shows_the_decisive_moments() 
     assert "track#" in timeline or "main.<locals>.track#" in timeline  # unnamed tasks say what they run
     assert len(timeline.splitlines()) <= 40
     assert len(failure.format(verbose=True).splitlines()) > len(text.splitlines()) + 200
+
+
+async def _two_bugs_of_one_type() -> None:
+    order: list[str] = []
+
+    async def one(name: str, low: float, high: float) -> None:
+        await agentsim.timing.sleep_between(low, high)
+        order.append(name)
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(one("a", 0.28, 0.305))
+        group.create_task(one("b", 0.30, 0.33))
+    if order[0] == "b":
+        raise AssertionError("bug A: b overtook a")  # needs the deviation
+    raise AssertionError("bug B: always, in stock order")  # a different bug, same type
+
+
+def test_shrinking_never_swaps_one_bug_for_another_of_the_same_type() -> None:
+    # Seeds 1-30 (run 0, the stock schedule, would report bug B directly).
+    report = agentsim.explore(_two_bugs_of_one_type, seeds=range(1, 31), stop_on_first=False, database=None)
+    bug_a = [failure for failure in report.failures if "bug A" in str(failure.error)]
+    assert bug_a, report.format()
+    for failure in bug_a:
+        assert failure.minimal is not None
+        assert "bug A" in str(failure.minimal.exception)  # kept, not shrunk into bug B
+        assert failure.minimal.deviations  # the deviation that matters stays
+        replayed = agentsim.replay(_two_bugs_of_one_type, schedule=failure.minimal.schedule.encode())
+        assert "bug A" in str(replayed.exception)

@@ -2,7 +2,8 @@
 
 A failing run's schedule is "FIFO plus deviations" (its trace records every
 choice and what FIFO would have chosen). Delta debugging (Zeller's ddmin)
-removes deviations while the same kind of failure persists; each remaining
+removes deviations while the same failure persists (same exception type
+raised at the same line of the program: its origin); each remaining
 deviation is then moved as close to the stock option as still fails (for a
 window choice, options are in nominal order: a lower option is a timer
 closer to its nominal turn); last, the delay jitter is scaled toward the
@@ -14,18 +15,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._kernel.simulation import SimulationResult
-from ._report import MinimalSchedule, leaf_exception
+from ._report import MinimalSchedule, exception_site, leaf_exception
 from ._schedule import Schedule
 
 RunSchedule = Callable[[Schedule], SimulationResult[object]]
 
 
+Origin = tuple[type[BaseException], str | None]
+
+
+def origin(error: BaseException) -> Origin:
+    """What identifies a failure: the leaf exception's type and the line of the
+    program that raised it (hypothesis's ``InterestingOrigin`` is the model).
+    Two assertions of one type on different lines are two bugs."""
+    leaf = leaf_exception(error)
+    return type(leaf), exception_site(leaf)
+
+
 class _Shrinker:
-    def __init__(self, run: RunSchedule, seed: int, error_type: type[BaseException], budget: int, windows: bool) -> None:
+    def __init__(self, run: RunSchedule, seed: int, target: Origin, budget: int, windows: bool) -> None:
         self._run = run
         self._seed = seed
         self._windows = windows
-        self._error_type = error_type
+        self._target = target
         self._budget = budget
         self.runs = 0
         self.best: SimulationResult[object] | None = None
@@ -37,7 +49,9 @@ class _Shrinker:
         self.runs += 1
         schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows)
         result = self._run(schedule)
-        if result.exception is not None and type(leaf_exception(result.exception)) is self._error_type:
+        # Only the same failure counts: another one (even of the same type) is
+        # not a smaller version of this one.
+        if result.exception is not None and origin(result.exception) == self._target:
             self.best, self.best_schedule = result, schedule
             return True
         return False
@@ -84,7 +98,7 @@ def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int =
 
     ``windows`` is False for a run whose delays were drawn (``jitter``)."""
     assert failing.exception is not None
-    shrinker = _Shrinker(run, failing.seed, type(leaf_exception(failing.exception)), budget, windows)
+    shrinker = _Shrinker(run, failing.seed, origin(failing.exception), budget, windows)
     original = sorted(failing.trace.deviations.items())
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism

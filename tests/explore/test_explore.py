@@ -332,3 +332,33 @@ def test_shrinking_never_swaps_one_bug_for_another_of_the_same_type() -> None:
         assert failure.minimal.deviations  # the deviation that matters stays
         replayed = agentsim.replay(_two_bugs_of_one_type, schedule=failure.minimal.schedule.encode())
         assert "bug A" in str(replayed.exception)
+
+
+def test_a_failure_that_does_not_replay_is_reported_as_nondeterminism() -> None:
+    calls = itertools.count()
+
+    async def fails_only_the_first_time() -> None:
+        await agentsim.timing.sleep_between(0.1, 0.2)
+        if next(calls) == 0:  # state that outlives the run
+            raise AssertionError("flaky")
+
+    report = agentsim.explore(fails_only_the_first_time, runs=3, database=None)
+    assert report.failures and report.failures[0].minimal is None
+    assert report.nondeterminism and not report.ok
+    assert "not deterministic" in report.format()
+
+
+def test_the_shrinker_runs_each_schedule_once() -> None:
+    from agentsim.explore._shrink import shrink
+
+    report = agentsim.explore(_two_bugs_of_one_type, seeds=range(1, 31), database=None, shrink_failures=False, stop_on_first=False)
+    failing = next(failure for failure in report.failures if "bug A" in str(failure.error))
+    seen: list[Schedule] = []
+
+    def run(schedule: Schedule) -> agentsim.SimulationResult[object]:
+        seen.append(schedule)
+        return agentsim.replay(_two_bugs_of_one_type, schedule=schedule)
+
+    result = agentsim.replay(_two_bugs_of_one_type, seed=failing.seed, strategy=failing.strategy)
+    minimal = shrink(run, result)
+    assert minimal is not None and len(seen) == len(set(seen)) == minimal.shrink_runs

@@ -160,11 +160,15 @@ def explore(
     repro = repro or python_repro(async_fn)
     report = ExploreReport()
 
-    def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool) -> None:
+    def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool, ran: Schedule) -> None:
         assert result.exception is not None
         if observer is not None:
             observer("shrinking", schedule.seed)
         minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter") if shrink_failures else None
+        if shrink_failures and minimal is None:
+            # The recorded schedule did not fail the same way when replayed:
+            # say so loudly, with the first event that differed.
+            report.nondeterminism.append(_first_difference(result, runner.run(ran)))
         replay_schedule = minimal.schedule if minimal is not None else schedule
         report.failures.append(
             Failure(
@@ -189,7 +193,7 @@ def explore(
         report.replayed_from_database += 1
         _propagate(result, passthrough)
         if result.exception is not None:
-            record_failure(known, result, from_database=True)
+            record_failure(known, result, from_database=True, ran=known)
             if stop_on_first:
                 return report
         elif db is not None:
@@ -232,7 +236,7 @@ def explore(
         if progress is not None:
             progress(done, total)
         if result.exception is not None:
-            record_failure(schedule, result, from_database=False)
+            record_failure(schedule, result, from_database=False, ran=ran)
             if stop_on_first:
                 break
     report.distinct_schedules = len(orders)

@@ -42,13 +42,17 @@ class _Shrinker:
         self.runs = 0
         self.best: SimulationResult[object] | None = None
         self.best_schedule: Schedule | None = None
+        self._seen: dict[Schedule, SimulationResult[object]] = {}
 
     def fails(self, deviations: dict[int, int], jitter: float, *, force: bool = False) -> bool:
-        if self.runs >= self._budget and not force:
-            return False
-        self.runs += 1
         schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows)
-        result = self._run(schedule)
+        cached = self._seen.get(schedule)
+        if cached is None:
+            if self.runs >= self._budget and not force:
+                return False
+            self.runs += 1
+            cached = self._seen[schedule] = self._run(schedule)  # a schedule is run once
+        result = cached
         # Only the same failure counts: another one (even of the same type) is
         # not a smaller version of this one.
         if result.exception is not None and origin(result.exception) == self._target:

@@ -9,12 +9,14 @@ import sys
 import threading
 import time
 import warnings
+from typing import Any
 
 import anyio
 import pytest
 import trio
 
 import agentsim
+import agentsim.timing
 from agentsim import (
     DeadlockError,
     LeftoverTasksWarning,
@@ -386,3 +388,26 @@ def test_the_openai_clients_platform_probe_is_not_an_escape() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
     assert completed.returncode == 0 and completed.stdout.strip() == "ok", completed.stderr
+
+
+@pytest.mark.parametrize("answer", [7, -1, "0", None])
+def test_a_policy_answer_out_of_range_is_a_typed_error(backend: str, answer: object) -> None:
+    class Broken(agentsim.SchedulingPolicy):
+        name = "broken"
+
+        def choose(self, kind: str, labels: Any) -> int:
+            return answer  # type: ignore[return-value]
+
+    async def main() -> None:
+        async def sleeper() -> None:
+            await anyio.sleep(1.0)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(sleeper)
+            group.start_soon(sleeper)
+        await agentsim.timing.sleep_between(0.1, 0.2)
+
+    result = agentsim.simulate(main, backend=backend, strategy=Broken())
+    error = result.exception
+    assert isinstance(error, agentsim.SimulationConfigError), error
+    assert error.parameter == "Broken.choose" and error.value == answer and "an index from 0 to" in error.expected

@@ -415,8 +415,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return False
         chosen = 0
         if len(options) > 1 and not self._fifo:
-            chosen = self._core.policy.choose("window", options)
-            self._core.trace.record_choice(clock.ticks, "window", options, chosen, 0)
+            chosen = self._core.choose("window", options)
         option = options.option(chosen)
         if clock.exceeds_limit(option.at):
             self._core.abort(self._limit_error(option.at))
@@ -506,9 +505,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return
         can_continue = self._batch_left > 0
         labels = _TimerChoiceLabels(can_continue, due)
-        chosen = self._core.policy.choose("timer", labels) if len(labels) > 1 else 0
-        if len(labels) > 1:
-            self._core.trace.record_choice(now, "timer", labels, chosen, fifo_choice("timer", labels))
+        chosen = self._core.choose("timer", labels, fifo_choice("timer", labels)) if len(labels) > 1 else 0
         if can_continue and chosen == 0:
             self._batch_left -= 1
             self._run_handle(ready.popleft(), now)
@@ -566,9 +563,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # deferred (asyncio's default).
             start_eagerly = True
             if not self._fifo:
-                chosen = self._core.policy.choose("eager", _EAGER_LABELS)
-                self._core.trace.record_choice(self._clock.ticks, "eager", _EAGER_LABELS, chosen, 0)
-                start_eagerly = chosen == 0
+                start_eagerly = self._core.choose("eager", _EAGER_LABELS) == 0
             if start_eagerly:
                 eager["eager_start"] = True
         self._record(self._clock.ticks, "spawn", trace_label(name, number, coro), spawned_by)

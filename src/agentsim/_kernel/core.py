@@ -104,6 +104,27 @@ class SimulationCore:
             self.trace.record(self.clock.ticks, "abort", "", type(error).__name__)
             self.cancel_main()
 
+    def choose(self, kind: ChoiceKind, labels: Sequence[str], fifo: int = 0) -> int:
+        """Ask the policy to pick one of ``labels`` and record the choice (``fifo``:
+        the stock option). A policy's answer is checked: anything but an index
+        of ``labels`` ends the simulation with a :class:`SimulationConfigError`
+        naming the policy and the choice (the stock option is taken meanwhile,
+        so that clean-up can run)."""
+        chosen = self.policy.choose(kind, labels)
+        if isinstance(chosen, bool) or not isinstance(chosen, int) or not 0 <= chosen < len(labels):
+            from .errors import SimulationConfigError
+
+            self.abort(
+                SimulationConfigError(
+                    f"{type(self.policy).__name__}.choose",
+                    chosen,
+                    f"an index from 0 to {len(labels) - 1} for a {kind!r} choice among {list(labels)[:8]}",
+                )
+            )
+            chosen = fifo
+        self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo)
+        return chosen
+
     def record_escape(self, error: SimulationEscapeError) -> None:
         self.escapes.append(error)
         self.trace.record(self.clock.ticks, "escape", "", f"{error.api} at {error.site}")
@@ -183,9 +204,7 @@ def choose(kind: ChoiceKind, labels: Sequence[str]) -> int:
     core: SimulationCore | None = getattr(_local, "core", None)
     if core is None or core.policy.fifo or len(labels) < 2:
         return 0
-    chosen = core.policy.choose(kind, labels)
-    core.trace.record_choice(core.clock.ticks, kind, labels, chosen, 0)
-    return chosen
+    return core.choose(kind, labels)
 
 
 def record_event(kind: str, detail: str = "") -> None:

@@ -138,8 +138,7 @@ class TrioVirtualClock:
             return False
         chosen = 0
         if len(options) > 1 and not core.policy.fifo:
-            chosen = core.policy.choose("window", options)
-            core.trace.record_choice(core.clock.ticks, "window", options, chosen, 0)
+            chosen = core.choose("window", options)
         option = options.option(chosen)
         if option.timer is None and chosen:
             self._jump(runner, option.at)  # the deadline picked out of nominal order: alone
@@ -228,8 +227,7 @@ class _PolicyShuffler(random.Random):
         order = []
         while len(remaining) > 1:
             labels = [self.label(task) for task in remaining]
-            chosen = core.policy.choose("batch", labels)
-            core.trace.record_choice(core.clock.ticks, "batch", labels, chosen, 0)
+            chosen = core.choose("batch", labels)
             order.append(remaining.pop(chosen))
         order += remaining
         for task in order:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
 import types
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -55,6 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")
     group.addoption("--agentsim-shards", type=int, default=None, help="split each test's runs into N items (default: -n with xdist)")
+    group.addoption("--agentsim-statistics", action="store_true", help="after the run, each marked test's runs, choice points, distinct orders, shrink runs and time per run")
     group.addoption("--agentsim-verbose", action="store_true", help="show the failing run's whole timeline in failure reports")
     group.addoption("--agentsim-profile", default=None, help="a profile of [tool.agentsim.profiles] in pyproject.toml (default: $AGENTSIM_PROFILE)")
 
@@ -105,6 +108,55 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+@dataclass(frozen=True)
+class _Statistics:
+    """One marked test's sweep, for ``--agentsim-statistics``."""
+
+    nodeid: str
+    runs: int
+    choice_points: tuple[int, ...]
+    orders: int
+    timings: int
+    failures: int
+    shrink_runs: int
+    seconds: float
+
+    @classmethod
+    def of(cls, nodeid: str, report: ExploreReport, seconds: float) -> _Statistics:
+        shrink_runs = sum(failure.minimal.shrink_runs for failure in report.failures if failure.minimal is not None)
+        return cls(nodeid, report.runs_executed, tuple(report.choice_points), report.distinct_schedules, report.distinct_timings, len(report.failures), shrink_runs, seconds)
+
+    def lines(self) -> list[str]:
+        points = self.choice_points
+        spread = f"{min(points)}-{max(points)} (mean {sum(points) / len(points):.1f})" if points else "-"
+        per_run = f"{self.seconds / self.runs * 1000:.1f} ms" if self.runs else "-"
+        return [
+            f"{self.nodeid}:",
+            f"  - {self.runs} run(s), {per_run} per run, {self.seconds:.2f} s in all",
+            f"  - choice points per run: {spread}",
+            f"  - {self.orders} distinct order(s), {self.timings} distinct timing(s)",
+            f"  - {self.failures} failure(s), {self.shrink_runs} shrink run(s)",
+        ]
+
+
+def _statistics(config: pytest.Config) -> list[_Statistics]:
+    collected: list[_Statistics] | None = getattr(config, "_agentsim_statistics", None)
+    if collected is None:
+        collected = []
+        config._agentsim_statistics = collected  # type: ignore[attr-defined]
+    return collected
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``--agentsim-statistics``: each marked test's sweep, as hypothesis's statistics do."""
+    if not config.getoption("agentsim_statistics"):
+        return
+    terminalreporter.section("agentsim statistics")
+    for statistics in _statistics(config):
+        for line in statistics.lines():
+            terminalreporter.write_line(line)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Each marked test becomes a plain function that runs the explorer. Sync,
     # so anyio's runner passes it by; flagged as already wrapped, so
@@ -267,6 +319,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     database = config.getoption("agentsim_db")
     if database is None:
         database = settings.database
+    started = time.perf_counter()  # the plugin's own wall clock, outside any simulation
     report = explore(
         test_body,
         runs=runs,
@@ -286,6 +339,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         wall_timeout=settings.wall_timeout,
         allow_escapes=settings.allow_escapes,
     )
+    _statistics(config).append(_Statistics.of(item.nodeid, report, time.perf_counter() - started))
     if not report.ok:
         cause = report.failures[0].exception if report.failures else None
         raise AgentsimFailure(report.format(verbose=config.getoption("agentsim_verbose")), report) from cause

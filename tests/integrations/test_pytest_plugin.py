@@ -405,3 +405,15 @@ def test_pytest_trio_async_fixtures_get_a_clear_error(pytester: pytest.Pytester)
     result = pytester.runpytest("--agentsim-db=none", "-p", "trio")
     result.assert_outcomes(failed=1)
     assert "pytest-trio sets async fixtures up in its own trio run" in result.stdout.str()
+
+
+def test_statistics_report_each_sweep(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_booking=RACE)
+    result = pytester.runpytest("--agentsim-db=none", "--agentsim-statistics")
+    output = result.stdout.str()
+    assert "agentsim statistics" in output
+    assert re.search(r"test_booking.py::test_fixed:\n  - 60 run\(s\), [0-9.]+ ms per run", output), output
+    assert re.search(r"choice points per run: \d+-\d+ \(mean [0-9.]+\)", output)
+    assert re.search(r"test_racy:(?:\n.*){3}\n  - 1 failure\(s\), \d+ shrink run\(s\)", output), output
+    quiet = pytester.runpytest("--agentsim-db=none")
+    assert "agentsim statistics" not in quiet.stdout.str()

@@ -86,3 +86,26 @@ def test_doubles_that_need_a_newer_sdk_say_which_release() -> None:
 
     with pytest.raises(SdkVersionError):
         model_error(RuntimeError("boom"))
+
+
+def test_the_doubles_interface_refuses_bad_input_with_typed_errors() -> None:
+    from agentsim import timing
+
+    for call, parameter in (
+        (lambda: agentsim.register_lane("", "title"), "kind"),
+        (lambda: agentsim.register_lane("kind", 3), "title"),  # type: ignore[arg-type]
+        (lambda: agentsim.register_lane("kind", "title", counters={"x": 1}), "counters"),  # type: ignore[dict-item]
+        (lambda: agentsim.choose("window", []), "labels"),
+        (lambda: agentsim.choose("window", "ab"), "labels"),
+        (lambda: timing.uniform(0.3, 0.2), "high"),
+    ):
+        with pytest.raises(agentsim.SimulationConfigError) as info:
+            call()
+        assert info.value.parameter == parameter
+
+    async def bad_window() -> None:
+        timing.call_window(0.3, 0.1, 0.5, lambda: None)
+
+    error = agentsim.simulate(bad_window).exception
+    assert isinstance(error, agentsim.SimulationConfigError) and error.parameter == "window"
+    assert agentsim.choose("window", ["stock", "other"]) == 0  # outside a simulation: the stock option

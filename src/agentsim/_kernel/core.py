@@ -201,6 +201,10 @@ def choose(kind: ChoiceKind, labels: Sequence[str]) -> int:
     (frames sent together that may arrive together or apart). The choice is
     recorded like the loop's own, so it replays and shrinks the same way.
     """
+    if isinstance(labels, str) or not isinstance(labels, Sequence) or not labels or not all(isinstance(label, str) for label in labels):
+        from .errors import SimulationConfigError
+
+        raise SimulationConfigError("labels", labels, "a non-empty sequence of option names (str), the stock option first")
     core: SimulationCore | None = getattr(_local, "core", None)
     if core is None or core.policy.fifo or len(labels) < 2:
         return 0

@@ -30,6 +30,14 @@ def register_lane(kind: str, title: str, *, counters: dict[str, str] | None = No
 
         register_lane("playback", "playback", counters={"heard_ms": "audio heard (ms)"})
     """
+    from .errors import SimulationConfigError
+
+    if not isinstance(kind, str) or not kind:
+        raise SimulationConfigError("kind", kind, "the event kind to draw in the lane, a non-empty str")
+    if not isinstance(title, str) or not title:
+        raise SimulationConfigError("title", title, "the lane's title, a non-empty str")
+    if counters is not None and not (isinstance(counters, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in counters.items())):
+        raise SimulationConfigError("counters", counters, "a dict of detail key -> counter title (str -> str)")
     lane = _lanes[kind] = Lane(kind, title, dict(counters or {}))
     return lane
 

@@ -47,7 +47,9 @@ def window_ticks(now: int, earliest: float, nominal: float, latest: float) -> tu
     middle = now + round(nominal * TICKS_PER_SECOND)
     high = now + round(latest * TICKS_PER_SECOND)
     if not low <= middle <= high:
-        raise ValueError(f"a window needs earliest <= nominal <= latest, got {earliest}, {nominal}, {latest}")
+        from .errors import SimulationConfigError
+
+        raise SimulationConfigError("window", (earliest, nominal, latest), "earliest <= nominal <= latest, in seconds from now")
     return low, middle, high
 
 
@@ -136,10 +138,6 @@ class WindowedTimers:
             timer.pending = False
             self._by_earliest.remove(timer)
             self._by_latest.remove(timer)
-
-    def first_latest(self) -> int | None:
-        """The earliest instant by which some windowed timer must fire."""
-        return self._by_latest[0].latest if self._by_latest else None
 
     def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> OptionLabels | None:
         """The ways time can move next, in nominal order, or None when no

@@ -63,11 +63,6 @@ class Schedule:
         # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
         return make_policy(self.strategy, self.seed)
 
-    @property
-    def strategy_name(self) -> str:
-        """``"fifo"``, ``"random"``, ``"pct"`` or ``"replay"`` (without parameters)."""
-        return self.strategy.split("/")[0]
-
     def encode(self) -> str:
         if self.deviations is None:
             return f"{self.seed}:{self.strategy}"

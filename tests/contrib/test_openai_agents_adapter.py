@@ -7,6 +7,10 @@ import threading
 from typing import Any
 
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "agents.testing's ScriptedModel drives these runs")
 from agents import (
     Agent,
     ModelRetryAdvice,
@@ -211,15 +215,22 @@ def test_sandbox_shell_output_has_no_wall_time_or_random_ids() -> None:
 
 
 def test_sdk_modules_that_imported_clocks_by_name_see_virtual_time() -> None:
-    import agents.sandbox.session.events as sandbox_events
-    import agents.voice.models.openai_stt as openai_stt
+    import sys
+    import time
 
-    async def main() -> tuple[float, str]:
+    import agents.sandbox.session.events as sandbox_events
+    import agents.voice.models.openai_stt  # noqa: F401 - `from time import monotonic` in some releases
+
+    # Every SDK module that bound `monotonic` by name (which ones varies by release).
+    by_name = [module for name, module in sorted(sys.modules.items())
+               if name.startswith("agents.") and getattr(module, "monotonic", None) is time.monotonic]
+
+    async def main() -> tuple[list[float], str]:
         await asyncio.sleep(90)
         # `from time import monotonic` and `from datetime import datetime` inside the SDK:
-        return openai_stt.monotonic(), sandbox_events.datetime.now(tz=sandbox_events.timezone.utc).isoformat()
+        return [module.monotonic() for module in by_name], sandbox_events.datetime.now(tz=sandbox_events.timezone.utc).isoformat()
 
-    monotonic, stamp = agentsim.run(main)
-    assert monotonic == 90.0
+    clocks, stamp = agentsim.run(main)
+    assert clocks == [90.0] * len(by_name)
     assert stamp == "2025-01-01T00:01:30+00:00"
-    assert openai_stt.monotonic() > 0 and not hasattr(openai_stt.monotonic, "__wrapped__")
+    assert all(module.monotonic is time.monotonic for module in by_name)  # restored after the run

@@ -12,6 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "the guide's recipes use agents.testing")
 from agents import Agent, ModelRetryAdvice, ModelSettings, RunConfig, Runner
 from agents.decorators import tool
 from agents.models.interface import ModelTracing

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import SDK_HAS_TESTING, needs_sdk_testing
+
 # Imported here, before pytester's in-process runs snapshot sys.modules: the
 # inner sessions import these recipes (and numpy, which loads once per process).
-from tests.contrib.test_seed002_recipes import RECIPES
+if SDK_HAS_TESTING:
+    from tests.contrib.test_seed002_recipes import RECIPES
 
 pytest_plugins = ["pytester"]
 
@@ -87,6 +90,7 @@ def _guide_suite() -> tuple[str, int]:
     return GUIDE_RECIPES.format(root=str(ROOT), tests=tests), len(RECIPES)
 
 
+@needs_sdk_testing
 @pytest.mark.parametrize("mode", ["auto", "strict"])
 def test_the_sdk_guides_recipes_verbatim_under_the_agentsim_marker(pytester: pytest.Pytester, mode: str) -> None:
     pytester.makeini(f"[pytest]\naddopts = {ADDOPTS}\nasyncio_mode = {mode}\nasyncio_default_fixture_loop_scope = function\n")

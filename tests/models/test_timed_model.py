@@ -6,6 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "agents.testing's ScriptedModel and ModelTimeoutError; tests/models/test_timed_model_any_release.py covers TimedModel on older releases")
 from agents import (
     Agent,
     ModelRetryAdvice,

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "agents.sandbox and agents.testing's scripted sandbox session")
 from agents import RunConfig, Runner
 from agents.sandbox import ExecResult, SandboxAgent
 from agents.sandbox.capabilities import Shell

@@ -7,6 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "the user file composes with agents.testing")
 from agents import Agent, Runner
 from agents.realtime import RealtimeAgent, RealtimeRunner
 from agents.testing import ScriptedModel, assistant_message

@@ -7,6 +7,10 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+
+from tests.conftest import requires_sdk
+
+requires_sdk("0.21", "agents.voice.testing")
 from agents.voice import VoicePipeline
 from agents.voice.testing import ScriptedSTTModel, ScriptedTTSModel, ScriptedVoiceWorkflow, TTSResult
 

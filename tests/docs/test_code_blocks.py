@@ -122,3 +122,14 @@ def test_the_quick_start_main_job_runs() -> None:
     done = subprocess.run([sys.executable, "examples/explore_demo.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "replayed the minimal schedule" in done.stdout and "0 failures" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_wire_recipe_runs_in_a_fresh_process() -> None:
+    # Regression: in a fresh process the openai client's first platform probe
+    # (`uname -p`) was reported as a subprocess escape.
+    text = (ROOT / "docs" / "doubles.md").read_text()
+    code = re.search(r"## The wire\n.*?```python\n(.*?)```", text, re.S)
+    assert code is not None, "docs/doubles.md lost its wire recipe"
+    done = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -21,7 +21,7 @@ from agents import (
     retry_policies,
 )
 from agents.exceptions import ModelTimeoutError
-from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
 import agentsim
 from agentsim.models import TimedModel, model_error, uniform
@@ -50,6 +50,23 @@ def test_latency_per_call_is_what_the_runner_waits() -> None:
     assert output == "UTC+9"
     assert end == 1.75
     assert spans == [(0.0, 1.5), (1.5, 1.75)]
+
+
+def test_a_responder_sees_the_request_at_the_virtual_instant_it_is_asked() -> None:
+    # The guide's "derive the answer from the request" recipe inside TimedModel:
+    # the responder runs after the latency, so it reads the clock at that instant.
+    async def main() -> list[str]:
+        def answer(call: Any) -> Any:
+            return [assistant_message(f"asked at {agentsim.now():.2f} s about {call.input[-1]['content']}")]
+
+        model = TimedModel(ScriptedModel([ModelStep.respond(answer), ModelStep.respond(answer)]), latency=[0.75, 0.5])
+        agent = Agent(name="Echo", model=model)
+        first = await Runner.run(agent, "Tokyo", run_config=NO_TRACING)
+        await asyncio.sleep(10)
+        second = await Runner.run(agent, "Oslo", run_config=NO_TRACING)
+        return [first.final_output, second.final_output]
+
+    assert agentsim.run(main) == ["asked at 0.75 s about Tokyo", "asked at 11.25 s about Oslo"]
 
 
 def test_model_settings_timeout_fires_at_the_virtual_deadline_without_consuming_a_step() -> None:

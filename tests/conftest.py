@@ -10,7 +10,7 @@ BACKENDS = ("asyncio", "trio")
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The simulation backend under test (``asyncio`` or ``trio``)."""
-    return request.param
+    return str(request.param)
 
 
 

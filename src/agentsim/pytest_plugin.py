@@ -16,8 +16,9 @@ directory, ``none`` to disable), ``--agentsim-shards`` (split each test's
 runs; follows ``-n`` with pytest-xdist).
 
 It composes with anyio's plugin (an ``anyio_backend`` parameter picks the
-backend) and pytest-trio (a ``trio`` mark picks trio). Fixtures are set up
-once per test, not per run: keep per-run state inside the test.
+backend) and pytest-trio (a ``trio`` mark picks trio; its async fixtures are
+set up afresh in every run). Other fixtures are set up once per test, not per
+run: keep per-run state inside the test.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import time
 import types
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -221,8 +223,8 @@ class FixtureHealthCheck(AgentsimError):
     """A marked test takes a fixture that would be wrong in a sweep: a
     function-scoped fixture (set up once, shared by every run, so state left by
     one run leaks into the next and looks like a race), or a pytest-trio async
-    fixture (which pytest-trio sets up in its own runner, replaced here).
-    ``fixtures`` names them; the message says what to do."""
+    fixture on a test that does not run on trio. ``fixtures`` names them; the
+    message says what to do."""
 
     def __init__(self, where: str, fixtures: list[str], advice: str) -> None:
         self.fixtures = fixtures
@@ -233,14 +235,18 @@ class FixtureHealthCheck(AgentsimError):
 _STATELESS_FIXTURES = frozenset({"sim", "request", "anyio_backend"})
 
 
-def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shared: object, where: str) -> None:
+def _is_trio_fixture(value: object) -> bool:
+    return type(value).__name__ == "TrioFixture"
+
+
+def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shared: object, backend: str, where: str) -> None:
     """The health checks on a marked test's fixtures (see :class:`FixtureHealthCheck`)."""
-    trio_fixtures = [name for name, value in arguments.items() if type(value).__name__ == "TrioFixture"]
-    if trio_fixtures:
+    trio_fixtures = [name for name, value in arguments.items() if _is_trio_fixture(value)]
+    if trio_fixtures and backend != "trio":
         raise FixtureHealthCheck(
             where, trio_fixtures,
-            "pytest-trio sets async fixtures up in its own trio run, which an agentsim-marked test replaces: "
-            "make the fixture synchronous, or set the resource up inside the test",
+            f"pytest-trio async fixtures run on trio, and this test runs on {backend}: "
+            "mark it @pytest.mark.trio (or backend='trio'), or make the fixtures synchronous",
         )
     if allow_shared is True:
         return
@@ -249,8 +255,10 @@ def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shar
     definitions = item._fixtureinfo.name2fixturedefs
     shared = [
         name
-        for name in arguments
-        if name not in _STATELESS_FIXTURES and not name.startswith("_") and definitions.get(name) and definitions[name][-1].scope == "function"
+        for name, value in arguments.items()
+        # pytest-trio's fixtures are set up afresh in every run (_per_run_trio_fixtures).
+        if name not in _STATELESS_FIXTURES and not name.startswith("_") and not _is_trio_fixture(value)
+        and definitions.get(name) and definitions[name][-1].scope == "function"
     ]
     if shared:
         raise FixtureHealthCheck(
@@ -259,6 +267,37 @@ def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shar
             "leaves behind leaks into the next and looks like a race. Create per-run state inside the test, "
             "widen the fixture's scope, or pass allow_shared_fixtures=True to the marker if they hold no state",
         )
+
+
+def _per_run_trio_fixtures(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> Callable[[], Awaitable[None]]:
+    """The test body for a trio test with pytest-trio async fixtures: each run
+    sets the fixtures up afresh inside the simulation (on its virtual clock)
+    and tears them down after, as pytest-trio does around one test.
+
+    pytest-trio's own bootstrap does the work: ``_trio_test_runner_factory``
+    (with a test function it builds the coroutine that sets the fixtures up,
+    runs the test and tears down; ``__wrapped__`` is that coroutine, before
+    its ``trio.run``), and ``TrioFixture``'s ``name``, ``_func`` and
+    ``_pytest_kwargs`` to make fresh fixture objects for each run (each holds
+    one set-up's events and value).
+    """
+    from pytest_trio.plugin import _trio_test_runner_factory
+
+    bootstrap = _trio_test_runner_factory(item, function).__wrapped__
+
+    def fresh(value: Any, made: dict[int, Any]) -> Any:
+        if not _is_trio_fixture(value):
+            return value
+        if id(value) not in made:  # one object per fixture, however many depend on it
+            kwargs = {name: fresh(each, made) for name, each in value._pytest_kwargs.items()}
+            made[id(value)] = type(value)(value.name, value._func, kwargs)
+        return made[id(value)]
+
+    async def test_body() -> None:
+        made: dict[int, Any] = {}
+        await bootstrap(**{name: fresh(value, made) for name, value in arguments.items()})
+
+    return test_body
 
 
 def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> None:
@@ -270,7 +309,6 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         raise pytest.UsageError(f"{where}: takes keyword arguments only ({', '.join(ExploreOptions.names())}); got {marker.args!r}")
     marked = dict(marker.kwargs)
     allow_shared = marked.pop("allow_shared_fixtures", False)
-    _check_fixtures(item, arguments, allow_shared, where)
     try:
         profile = _profile_options(config)
         if "backend" not in marked:
@@ -278,12 +316,16 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         settings = ExploreOptions.from_mapping(marked, where=where, base=profile)
     except SimulationConfigError as error:
         raise pytest.UsageError(str(error)) from None
+    backend = settings.backend
+    _check_fixtures(item, arguments, allow_shared, backend, where)
 
-    async def test_body() -> None:
-        await function(**arguments)
+    if any(_is_trio_fixture(value) for value in arguments.values()):
+        test_body = _per_run_trio_fixtures(item, function, arguments)
+    else:
+        async def test_body() -> None:
+            await function(**arguments)
 
     test_body.__qualname__ = function.__qualname__
-    backend = settings.backend
     base = item.nodeid.split("[")[0]
     pinned = config.getoption("agentsim_schedule")
     seed_option = config.getoption("agentsim_seed")

@@ -218,6 +218,7 @@ class DelaySource:
 
     def __init__(self, spec: DelaySpec, *, name: str, stream: str) -> None:
         self.delay = as_delay(spec, name=name)
+        self.name = name
         self._stream = stream
 
     def seconds(self, index: int) -> float:
@@ -231,9 +232,13 @@ class DelaySource:
             return value
         # Nominal under fifo; the explorer's shrinker narrows jitter toward it.
         scale = core.policy.jitter_scale
-        if scale:
-            core.jitter_draws += 1
-        return value if scale == 1.0 else max(0.0, nominal + (value - nominal) * scale)
+        if not scale:
+            return nominal
+        core.jitter_draws += 1
+        drawn = value if scale == 1.0 else max(0.0, nominal + (value - nominal) * scale)
+        # On the timeline: a failure report shows the draws near its decisive moments.
+        core.trace.record(core.clock.ticks, "delay", core.task_label(), f"{self.name}[{index}] drew {drawn * 1000:.3f} ms, nominal {nominal * 1000:.3f} ms")
+        return drawn
 
     def window(self, index: int) -> tuple[float, float, float] | None:
         """``(earliest, nominal, latest)`` of event ``index``; None for a point."""

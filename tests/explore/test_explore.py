@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import itertools
 import json
 from pathlib import Path
@@ -362,3 +363,25 @@ def test_the_shrinker_runs_each_schedule_once() -> None:
     result = agentsim.replay(_two_bugs_of_one_type, seed=failing.seed, strategy=failing.strategy)
     minimal = shrink(run, result)
     assert minimal is not None and len(seen) == len(set(seen)) == minimal.shrink_runs
+
+
+def test_failure_reports_show_the_timing_that_mattered() -> None:
+    # A window choice shows the windows and when the pick fired; a delay drawn
+    # under jitter that shrinking kept shows as a `delay` line.
+    async def reply_or_apologise() -> None:
+        answer = asyncio.create_task(agentsim.timing.sleep_between(0.98, 1.01))
+        await asyncio.sleep(1.0)
+        assert answer.done(), "apologised, then answered"
+
+    async def late() -> None:
+        latency = agentsim.timing.DelaySource(agentsim.timing.uniform(0.5, 1.5), name="latency", stream="test")
+        answer = asyncio.create_task(latency.sleep(0))
+        await asyncio.sleep(1.2)
+        assert answer.done(), "late"
+
+    for seed in range(3):
+        window = agentsim.explore(reply_or_apologise, runs=50, seed=seed, strategy="random", database=None).failures[0].format()
+        assert "[due] fired at 1000.000 ms" in window and "[980.000-1010.000 ms, nominal 995.000]" in window
+        drawn = agentsim.explore(late, runs=50, seed=seed, strategy="jitter", database=None).failures[0].format()
+        match = re.search(r"delay .* latency\[0\] drew (\d+\.\d+) ms, nominal 1000\.000 ms", drawn)
+        assert match is not None and float(match.group(1)) > 1200.0, drawn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy  # noqa: F401 - loaded before pytester's in-process runs snapshot sys.modules (numpy loads once per process)
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -386,25 +387,47 @@ def test_fixtures_shared_across_runs_are_a_health_check(pytester: pytest.Pyteste
     assert "seed" not in output.split("FixtureHealthCheck")[1].split("\n")[0]  # not reported as a failing schedule
 
 
-def test_pytest_trio_async_fixtures_get_a_clear_error(pytester: pytest.Pytester) -> None:
+def test_pytest_trio_async_fixtures_are_set_up_afresh_in_every_run(pytester: pytest.Pytester) -> None:
+    # Regression: they reached the test as raw TrioFixture objects.
     pytester.makepyfile(
         test_trio_fixture="""
         import pytest, trio
 
+        SET_UP, TORN_DOWN = [], []
+
         @pytest.fixture
         async def connection():
-            await trio.sleep(0)
-            return "conn"
+            await trio.sleep(0.5)                 # on the run's virtual clock
+            SET_UP.append(trio.current_time())
+            yield {"opened_at": trio.current_time(), "sent": []}
+            TORN_DOWN.append(trio.current_time())
+
+        @pytest.fixture
+        async def session(connection):            # depends on another async fixture
+            return {"connection": connection}
 
         @pytest.mark.trio
-        @pytest.mark.agentsim(runs=2, allow_shared_fixtures=True)
-        async def test_uses_async_fixture(connection):
+        @pytest.mark.agentsim(runs=4)
+        async def test_uses_async_fixtures(connection, session, sim):
+            assert session["connection"] is connection
+            assert connection["opened_at"] == 0.5 and connection["sent"] == []   # fresh: no state from earlier runs
+            connection["sent"].append("hello")
             await trio.sleep(1)
+            assert sim.now == 1.5
+
+        def test_each_run_set_up_and_tore_down_its_own():
+            assert SET_UP == [0.5] * 4 and TORN_DOWN == [1.5] * 4
+
+        @pytest.mark.trio
+        @pytest.mark.agentsim(runs=2, backend="asyncio")
+        async def test_on_asyncio(connection):
+            pass
         """
     )
     result = pytester.runpytest("--agentsim-db=none", "-p", "trio")
-    result.assert_outcomes(failed=1)
-    assert "pytest-trio sets async fixtures up in its own trio run" in result.stdout.str()
+    result.assert_outcomes(passed=2, failed=1)
+    assert "pytest-trio async fixtures run on trio, and this test runs on asyncio" in result.stdout.str()
+    assert "(fixtures: connection)" in result.stdout.str()
 
 
 def test_statistics_report_each_sweep(pytester: pytest.Pytester) -> None:

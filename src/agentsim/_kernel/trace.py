@@ -19,8 +19,9 @@ from typing import Final
 
 from .clock import TICKS_PER_SECOND
 
-#: Event kinds that record the scheduler's own work, left out of the order digest.
-_SCHEDULER_KINDS: Final = frozenset({"timer", "choice", "jump"})
+#: Event kinds that record the scheduler's own work and the delays it drew: left
+#: out of the order digest (timing, not order).
+_SCHEDULER_KINDS: Final = frozenset({"timer", "choice", "jump", "delay"})
 
 #: How many raw events are buffered before they are hashed and moved to the ring.
 _CHUNK: Final = 4096
@@ -95,6 +96,9 @@ class Trace:
         """Record a decision of the scheduling policy (``fifo``: what FIFO would have chosen)."""
         self.choices.append((kind, len(labels), chosen, fifo))
         deviation = f" (fifo {fifo}: {labels[fifo]})" if chosen != fifo else ""
+        timing = getattr(labels, "timing", None)
+        if deviation and timing is not None:  # a window choice: the windows, and when the pick fired
+            deviation = f" {timing(chosen)} fired at {labels.fires_at(chosen)} (fifo {fifo}: {labels[fifo]} {timing(fifo)})"  # type: ignore[attr-defined]
         self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{len(labels)}{deviation}")
 
     def flush_if_large(self) -> None:

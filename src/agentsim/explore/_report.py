@@ -36,8 +36,10 @@ class MinimalSchedule:
 
         Task steps and timer firings are left out and runs of alike events
         (audio chunks) are folded into one line. Shown: ``context`` lines
-        around each deviation from stock order (marked ``>>``), each rule
-        violation and milestone a double or the test recorded
+        around each deviation from stock order (marked ``>>``, with when the
+        pick fired against its window), each delay drawn under ``jitter``
+        (which shrinking did not take back to nominal), each rule violation
+        and milestone a double or the test recorded
         (``agentsim.record_event``), and the failure itself (marked ``!!``);
         ``...`` stands for what is left out. At most ``window`` lines.
         """
@@ -63,7 +65,7 @@ class MinimalSchedule:
 #: Event kinds that are the schedule's bookkeeping rather than what happened.
 _QUIET_KINDS = frozenset({"step", "timer", "jump"})
 #: Event kinds a report always shows, with their neighbours.
-_DECISIVE_KINDS = frozenset({"violation", "milestone", "abort", "escape"})
+_DECISIVE_KINDS = frozenset({"violation", "milestone", "abort", "escape", "delay"})
 
 
 def _folded_lines(events: list[TraceEvent]) -> tuple[list[str], list[int]]:
@@ -78,7 +80,7 @@ def _folded_lines(events: list[TraceEvent]) -> tuple[list[str], list[int]]:
         if event.kind in _QUIET_KINDS and not failure:  # the choice lines say which timer fired when it mattered
             continue
         key = (event.kind, event.task, event.detail.split(" ", 1)[0])
-        if key == previous_key and event.kind in ("emit", "send", "server", "client", "playback") and not failure:
+        if key == previous_key and event.kind in ("emit", "send", "server", "client", "playback", "delay") and not failure:
             repeats += 1
             lines[-1] = f"{lines[-1].split('  (x')[0]}  (x{repeats + 1}, until {event.ticks / 1_000_000:.3f} ms)"
             continue

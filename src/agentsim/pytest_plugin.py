@@ -36,11 +36,13 @@ import pytest
 from ._kernel.errors import AgentsimError, SimulationConfigError
 from ._kernel.policy import parse_strategy
 from ._kernel.view import SimulationView as SimulationView
+from ._pytest_shards import claim, database_key
 from .explore import explore, replay
 from .explore._database import DEFAULT_DIRECTORY
 from .explore import ExploreOptions
 from .explore._report import ExploreReport
 from .explore._schedule import Schedule
+from .explore._shrink import origin
 
 _SHARD_FIXTURE = "_agentsim_shard"
 #: What a test raises to be skipped or xfailed: pytest's verdicts, not failing schedules.
@@ -109,7 +111,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(_SHARD_FIXTURE, [(k, shards) for k in range(shards)], ids=[f"agentsim-shard{k}of{shards}" for k in range(shards)], indirect=True)
 
 
-@pytest.hookimpl(trylast=True)
 @dataclass(frozen=True)
 class _Statistics:
     """One marked test's sweep, for ``--agentsim-statistics``."""
@@ -122,11 +123,12 @@ class _Statistics:
     failures: int
     shrink_runs: int
     seconds: float
+    replayed: int = 0
 
     @classmethod
     def of(cls, nodeid: str, report: ExploreReport, seconds: float) -> _Statistics:
         shrink_runs = sum(failure.minimal.shrink_runs for failure in report.failures if failure.minimal is not None)
-        return cls(nodeid, report.runs_executed, tuple(report.choice_points), report.distinct_schedules, report.distinct_timings, len(report.failures), shrink_runs, seconds)
+        return cls(nodeid, report.runs_executed, tuple(report.choice_points), report.distinct_schedules, report.distinct_timings, len(report.failures), shrink_runs, seconds, report.replayed_from_database)
 
     def lines(self) -> list[str]:
         points = self.choice_points
@@ -137,7 +139,7 @@ class _Statistics:
             f"  - {self.runs} run(s), {per_run} per run, {self.seconds:.2f} s in all",
             f"  - choice points per run: {spread}",
             f"  - {self.orders} distinct order(s), {self.timings} distinct timing(s)",
-            f"  - {self.failures} failure(s), {self.shrink_runs} shrink run(s)",
+            f"  - {self.failures} failure(s), {self.shrink_runs} shrink run(s), {self.replayed} replayed from the failure database first",
         ]
 
 
@@ -373,7 +375,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         pct_depth=settings.pct_depth,
         check_determinism=config.getoption("agentsim_check_determinism") or settings.check_determinism,
         database=None if database is None or str(database).lower() == "none" else database,
-        key=item.nodeid,
+        key=database_key(item.nodeid),
         seeds=seeds,
         repro=lambda schedule: f"pytest {base} --agentsim-schedule={schedule.encode()}",
         passthrough=_NOT_FAILURES,
@@ -383,5 +385,12 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     )
     _statistics(config).append(_Statistics.of(item.nodeid, report, time.perf_counter() - started))
     if not report.ok:
+        if shard is not None and report.failures and not report.nondeterminism:
+            failure = report.failures[0]
+            kind, site = origin(failure.error)
+            described = kind.__name__ + (f" at {site}" if site else "")
+            reporter = claim(config, database_key(item.nodeid), described, item.nodeid)
+            if reporter is not None:
+                pytest.skip(f"seed {failure.seed} failed the same way ({described}); {reporter} reports it")
         cause = report.failures[0].exception if report.failures else None
         raise AgentsimFailure(report.format(verbose=config.getoption("agentsim_verbose")), report) from cause

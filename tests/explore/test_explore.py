@@ -100,20 +100,6 @@ def test_without_stop_on_first_every_failing_seed_is_reported(tmp_path: Path) ->
     assert len({failure.seed for failure in report.failures}) == len(report.failures)
 
 
-def test_failures_are_saved_atomically_and_replayed_first(tmp_path: Path) -> None:
-    first = agentsim.explore(booking_race, runs=100, database=tmp_path)
-    seed = first.failures[0].seed
-    files = list((tmp_path / "failures").glob("*.json"))
-    assert len(files) == 1
-    stored = json.loads(files[0].read_text())
-    assert stored["schedules"] == [f"{seed}:random"]
-    assert not list((tmp_path / "failures").glob(".tmp-*"))  # no temp file left behind
-    second = agentsim.explore(booking_race, runs=100, database=tmp_path)
-    assert second.replayed_from_database == 1
-    assert second.runs_executed == 0  # found again before sweeping
-    assert second.failures[0].from_database and second.failures[0].seed == seed
-
-
 def test_a_fixed_bug_is_forgotten(tmp_path: Path) -> None:
     database = FailureDatabase(tmp_path)
     key = "tests:booking"

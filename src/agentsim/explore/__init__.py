@@ -6,7 +6,9 @@ each failure to the fewest deviations from FIFO order and the least delay
 jitter, and reports a line that replays it. ``replay`` runs one schedule.
 """
 
+from ._database import CorruptFailureEntryWarning as CorruptFailureEntryWarning
 from ._database import FailureDatabase as FailureDatabase
+from ._database import SavedFailure as SavedFailure
 from ._explore import EXPLORE_STRATEGIES as EXPLORE_STRATEGIES
 from ._explore import explore as explore
 from ._explore import function_key as function_key
@@ -20,7 +22,9 @@ from ._report import SingleScheduleWarning as SingleScheduleWarning
 from ._schedule import Schedule as Schedule
 
 __all__ = [
+    "CorruptFailureEntryWarning",
     "FailureDatabase",
+    "SavedFailure",
     "EXPLORE_STRATEGIES",
     "explore",
     "function_key",

@@ -1,62 +1,154 @@
 """The failure database: failing schedules kept under ``.agentsim/`` and replayed first.
 
-One JSON file per explored function (or test), written atomically (a temp
-file then ``os.replace``), so a sweep killed at any moment leaves every file
-either as it was or complete.
+Storage is hypothesis's :class:`~hypothesis.database.DirectoryBasedExampleDatabase`:
+a directory per key and a file per entry, each written whole before it is
+renamed into place. Writers never rewrite a shared file, so concurrent
+processes (pytest-xdist workers, parallel CI jobs) lose no entry, and a
+write killed at any moment leaves no partial entry. An entry is one failure:
+the schedule that failed and the minimal schedule shrinking found, so a
+rerun replays the minimal one and need not shrink again.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
+import time
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
+from .._kernel.errors import AgentsimWarning
 from ._schedule import Schedule
 
 DEFAULT_DIRECTORY = ".agentsim"
 
+#: Temporary files older than this are left over from killed writes.
+STALE_TEMP_SECONDS = 600.0
+
+_FORMAT = 1
+
+
+class CorruptFailureEntryWarning(AgentsimWarning):
+    """An entry of the failure database could not be read (truncated, edited,
+    or written by another program). It is skipped; ``path`` names the file:
+    delete it, or leave it and it is skipped again."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(f"skipped a corrupt failure-database entry {path}: {reason}. Delete the file to silence this.")
+
+
+@dataclass(frozen=True)
+class SavedFailure:
+    """One entry: the ``schedule`` that failed and its ``minimal`` form (None
+    if it was not shrunk)."""
+
+    schedule: Schedule
+    minimal: Schedule | None = None
+
 
 class FailureDatabase:
-    """Failing schedules by key, under ``directory/failures/``."""
+    """Failing schedules by key (a test's identity), under ``directory/failures/``.
+
+    ``save`` / ``fetch`` / ``delete``; the key is the explored function's
+    ``module:qualname`` or the pytest node id without the xdist shard, so a
+    failure found by any worker is replayed first by every later run.
+    """
 
     def __init__(self, directory: str | os.PathLike[str] = DEFAULT_DIRECTORY) -> None:
-        self.directory = Path(directory) / "failures"
+        # Imported here: importing hypothesis loads its plugins (trio among
+        # them), which `import agentsim` must not.
+        from hypothesis.database import DirectoryBasedExampleDatabase
 
-    def _path(self, key: str) -> Path:
-        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+        self.directory = Path(directory) / "failures"
+        self._store = DirectoryBasedExampleDatabase(self.directory)
+        self._tidy()
+
+    def fetch(self, key: str) -> list[SavedFailure]:
+        """Every readable entry of ``key``, oldest schedule first (by seed);
+        an unreadable one is skipped with :class:`CorruptFailureEntryWarning`."""
+        entries = []
+        for path, value in self._files(key):
+            try:
+                entries.append(_decode(value))
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                warnings.warn(CorruptFailureEntryWarning(path, str(error) or type(error).__name__), stacklevel=2)
+        return sorted(entries, key=lambda entry: (entry.schedule.seed, entry.schedule.encode()))
 
     def load(self, key: str) -> list[Schedule]:
-        path = self._path(key)
-        try:
-            data = json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
-            return []
-        if data.get("key") != key:
-            return []
-        return [Schedule.decode(text) for text in data.get("schedules", [])]
+        """The failing schedules of ``key`` (see :meth:`fetch`)."""
+        return [entry.schedule for entry in self.fetch(key)]
 
-    def save(self, key: str, schedule: Schedule) -> None:
-        schedules = self.load(key)
-        if schedule in schedules:
-            return
-        self._write(key, [*schedules, schedule])
+    def save(self, key: str, schedule: Schedule, minimal: Schedule | None = None) -> None:
+        """Keep ``schedule`` (and its ``minimal`` form) under ``key``, replacing
+        an earlier entry of the same schedule."""
+        entry = _encode(SavedFailure(schedule, minimal))
+        for value in self._store.fetch(key.encode()):
+            if value != entry and _schedule_of(value) == schedule.encode():
+                self._store.delete(key.encode(), value)
+        self._store.save(key.encode(), entry)
 
     def delete(self, key: str, schedule: Schedule) -> None:
-        schedules = [known for known in self.load(key) if known != schedule]
-        self._write(key, schedules)
+        """Forget ``schedule`` under ``key`` (the bug is fixed)."""
+        for value in self._store.fetch(key.encode()):
+            if _schedule_of(value) == schedule.encode():
+                self._store.delete(key.encode(), value)
 
-    def _write(self, key: str, schedules: list[Schedule]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps({"key": key, "schedules": [schedule.encode() for schedule in schedules]}, indent=1)
-        handle, temp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+    def _files(self, key: str) -> list[tuple[Path, bytes]]:
+        """The entries of ``key`` with their files (a file is named by the hash
+        of what was written, so a damaged one is found only by listing)."""
+        # hypothesis's layout: directory / hash(key) / hash(value).
+        directory = self._store._key_path(key.encode())
+        found = []
         try:
-            with os.fdopen(handle, "w") as file:
-                file.write(payload)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temp, self._path(key))
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+            names = sorted(os.listdir(directory))
+        except OSError:  # no entries yet, or removed meanwhile
+            return []
+        for name in names:
+            try:
+                found.append((directory / name, (directory / name).read_bytes()))
+            except OSError:  # deleted by another process meanwhile
+                pass
+        return found
+
+    def _tidy(self) -> None:
+        """Remove temporary files of killed writes and move entries of the
+        earlier one-JSON-file-per-key format into the directory layout."""
+        if not self.directory.is_dir():
+            return
+        now = time.time()
+        for temp in self.directory.rglob(".tmp-*"):
+            try:
+                if now - temp.stat().st_mtime > STALE_TEMP_SECONDS:
+                    temp.unlink()
+            except OSError:  # another process got there first
+                pass
+        for legacy in self.directory.glob("[!.]*.json"):
+            try:
+                data = json.loads(legacy.read_text())
+                for text in data["schedules"]:
+                    self.save(data["key"], Schedule.decode(text))
+                legacy.unlink()
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                warnings.warn(CorruptFailureEntryWarning(legacy, str(error) or type(error).__name__), stacklevel=2)
+
+
+def _encode(entry: SavedFailure) -> bytes:
+    minimal = entry.minimal.encode() if entry.minimal is not None else None
+    return json.dumps({"format": _FORMAT, "schedule": entry.schedule.encode(), "minimal": minimal}, sort_keys=True).encode()
+
+
+def _decode(value: bytes) -> SavedFailure:
+    data = json.loads(value.decode("utf-8"))
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise ValueError(f"not an agentsim failure entry (format {_FORMAT}): {value[:60]!r}")
+    minimal = data["minimal"]
+    return SavedFailure(Schedule.decode(data["schedule"]), Schedule.decode(minimal) if minimal is not None else None)
+
+
+def _schedule_of(value: bytes) -> str | None:
+    try:
+        return _decode(value).schedule.encode()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -12,7 +12,7 @@ from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult, simulate
 from ._database import DEFAULT_DIRECTORY, FailureDatabase
-from ._report import ExploreReport, Failure, Nondeterminism, SingleScheduleWarning, leaf_exception
+from ._report import ExploreReport, Failure, MinimalSchedule, Nondeterminism, SingleScheduleWarning, leaf_exception
 from ._schedule import Schedule
 from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
@@ -160,15 +160,18 @@ def explore(
     repro = repro or python_repro(async_fn)
     report = ExploreReport()
 
-    def record_failure(schedule: Schedule, result: SimulationResult[Any], from_database: bool, ran: Schedule) -> None:
+    def record_failure(
+        schedule: Schedule, result: SimulationResult[Any], from_database: bool, ran: Schedule, minimal: MinimalSchedule | None = None
+    ) -> None:
         assert result.exception is not None
-        if observer is not None:
-            observer("shrinking", schedule.seed)
-        minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter") if shrink_failures else None
-        if shrink_failures and minimal is None:
-            # The recorded schedule did not fail the same way when replayed:
-            # say so loudly, with the first event that differed.
-            report.nondeterminism.append(_first_difference(result, runner.run(ran)))
+        if minimal is None and shrink_failures:
+            if observer is not None:
+                observer("shrinking", schedule.seed)
+            minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter")
+            if minimal is None:
+                # The recorded schedule did not fail the same way when replayed:
+                # say so loudly, with the first event that differed.
+                report.nondeterminism.append(_first_difference(result, runner.run(ran)))
         replay_schedule = minimal.schedule if minimal is not None else schedule
         report.failures.append(
             Failure(
@@ -183,21 +186,31 @@ def explore(
             )
         )
         if db is not None:
-            db.save(key, schedule)
+            db.save(key, schedule, minimal.schedule if minimal is not None else None)
         if observer is not None:
             observer("failure", schedule.seed)
 
-    # 1. Failures from earlier sweeps first, as hypothesis does.
-    for known in db.load(key) if db is not None else []:
-        result = runner.run(known)
+    # 1. Failures from earlier sweeps first, as hypothesis does: the minimal
+    #    schedule when one was saved (no shrinking again), else the original.
+    for entry in db.fetch(key) if db is not None else []:
         report.replayed_from_database += 1
+        if entry.minimal is not None:
+            result = runner.run(entry.minimal)
+            _propagate(result, passthrough)
+            if result.exception is not None:
+                known = MinimalSchedule(entry.minimal, result.exception, result.trace, shrink_runs=0)
+                record_failure(entry.schedule, result, from_database=True, ran=entry.minimal, minimal=known)
+                if stop_on_first:
+                    return report
+                continue
+        result = runner.run(entry.schedule)
         _propagate(result, passthrough)
         if result.exception is not None:
-            record_failure(known, result, from_database=True, ran=known)
+            record_failure(entry.schedule, result, from_database=True, ran=entry.schedule)
             if stop_on_first:
                 return report
         elif db is not None:
-            db.delete(key, known)  # fixed since: forget it
+            db.delete(key, entry.schedule)  # fixed since: forget it
 
     # 2. The sweep. Run 0 (the base seed) is the stock schedule with nominal
     #    timing: a failure there needs no exploring, and its choice points

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.policy import ReplayPolicy, SchedulingPolicy, make_policy
+from .._kernel.policy import ReplayPolicy, SchedulingPolicy, is_strategy, make_policy
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,8 @@ class Schedule:
             strategy, _, jitter_text = rest.partition(":")
             base, plus, moves = strategy.partition("+")
             if not plus or base not in ("fifo", "jitter"):
+                if strategy and not is_strategy(strategy):
+                    raise ValueError(strategy)
                 return cls(seed, strategy or "random")
             deviations = {int(a): int(b) for a, b in (move.split("=") for move in moves.split(",") if move)}
             jitter = float(jitter_text[1:]) if jitter_text.startswith("j") else 1.0

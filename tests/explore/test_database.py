@@ -1,0 +1,94 @@
+"""The failure database: one file per entry, nothing lost, nothing hidden."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agentsim
+from agentsim.explore import CorruptFailureEntryWarning, FailureDatabase, Schedule
+
+from .test_explore import booking_race
+
+
+def test_a_failure_is_saved_with_its_minimal_schedule_and_replayed_first(tmp_path: Path) -> None:
+    first = agentsim.explore(booking_race, runs=100, database=tmp_path)
+    failure = first.failures[0]
+    assert failure.minimal is not None and failure.minimal.shrink_runs > 0
+    [entry] = FailureDatabase(tmp_path).fetch("tests.explore.test_explore:booking_race")
+    assert entry.schedule == failure.schedule and entry.minimal == failure.minimal.schedule
+    second = agentsim.explore(booking_race, runs=100, database=tmp_path)
+    assert second.replayed_from_database == 1 and second.runs_executed == 0  # found again before sweeping
+    again = second.failures[0]
+    assert again.from_database and again.seed == failure.seed
+    # The minimal schedule was replayed as saved: no shrinking the second time.
+    assert again.minimal is not None and again.minimal.schedule == failure.minimal.schedule and again.minimal.shrink_runs == 0
+    assert again.repro == failure.repro
+
+
+def test_a_fixed_minimal_schedule_falls_back_to_the_original(tmp_path: Path) -> None:
+    database = FailureDatabase(tmp_path)
+    key = "tests:booking"
+    found = agentsim.explore(booking_race, runs=100, database=None).failures[0]
+    database.save(key, found.schedule, Schedule(found.seed, "replay", {}, 0.0))  # a "minimal" that passes
+    report = agentsim.explore(booking_race, runs=5, database=tmp_path, key=key)
+    assert report.failures[0].from_database and report.failures[0].minimal.shrink_runs > 0  # shrunk again
+    [entry] = database.fetch(key)
+    assert entry.minimal == report.failures[0].minimal.schedule  # the new minimal replaced the stale one
+
+
+WRITER = """
+import sys
+from agentsim.explore import FailureDatabase, Schedule
+database = FailureDatabase(sys.argv[1])
+start = int(sys.argv[2])
+for seed in range(start, start + 150):
+    database.save("tests:one-key", Schedule(seed, "random"), Schedule(seed, "replay", {seed % 7: 1}, 0.0))
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_saving_300_failures_on_one_key_keep_all_300(tmp_path: Path) -> None:
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(start)]) for start in (0, 150)]
+    assert [writer.wait(timeout=300) for writer in writers] == [0, 0]
+    entries = FailureDatabase(tmp_path).fetch("tests:one-key")
+    assert sorted(entry.schedule.seed for entry in entries) == list(range(300))
+    assert all(entry.minimal is not None for entry in entries)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b'{"format": 1, "schedule": "3:ran', b"[1, 2, 3]", b"\xff\xfe not utf-8", b'{"format": 1, "schedule": "x:random", "minimal": null}'],
+    ids=["empty", "truncated", "json-list", "not-utf8", "non-integer-seed"],
+)
+def test_a_corrupt_entry_is_skipped_with_a_warning_naming_its_file(tmp_path: Path, content: bytes) -> None:
+    database = FailureDatabase(tmp_path)
+    key = "tests.explore.test_explore:booking_race"
+    database.save(key, Schedule(123456, "random"))  # a readable entry beside it (passes: forgotten)
+    [(entry, _)] = database._files(key)
+    corrupt = entry.parent / "0123456789abcdef"  # beside the entries of the key
+    corrupt.write_bytes(content)
+    with pytest.warns(CorruptFailureEntryWarning, match=str(corrupt)) as caught:
+        report = agentsim.explore(booking_race, runs=30, database=tmp_path)
+    assert caught[0].message.path == corrupt  # type: ignore[union-attr]
+    assert report.replayed_from_database == 1 and report.failures  # the sweep went on and found the race
+
+
+def test_stale_temporary_files_are_cleaned_and_old_entries_move_to_the_new_layout(tmp_path: Path) -> None:
+    failures = tmp_path / "failures"
+    failures.mkdir()
+    stale, fresh = failures / ".tmp-killed.json", failures / ".tmp-writing.json"
+    stale.write_text("{")
+    fresh.write_text("{")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    (failures / "0123456789abcdef0123.json").write_text('{"key": "tests:old", "schedules": ["7:random", "9:pct/3/40"]}')
+    database = FailureDatabase(tmp_path)
+    assert not stale.exists() and fresh.exists()  # a write in progress elsewhere is left alone
+    assert database.load("tests:old") == [Schedule(7, "random"), Schedule(9, "pct/3/40")]
+    assert not list(failures.glob("[!.]*.json"))

@@ -10,7 +10,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "src" / "agentsim"
 ADAPTER = SOURCE / "contrib" / "openai_agents"
 LAYERS = ["_kernel", "scenario", "doubles", "explore", "integrations"]
 DOUBLES = {"realtime", "models", "voice", "sandbox", "audio", "timing", "link", "validation", "contrib"}
-INTEGRATIONS = {"pytest_plugin", "cli", "timeline", "config"}
+INTEGRATIONS = {"pytest_plugin", "_pytest_shards", "cli", "timeline", "config", "hypothesis"}
 
 
 def _imports(path: Path) -> list[str]:

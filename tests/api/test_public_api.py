@@ -21,6 +21,7 @@ PUBLIC_PACKAGES = (
     "agentsim.sandbox",
     "agentsim.audio",
     "agentsim.explore",
+    "agentsim.hypothesis",
     "agentsim.contrib.openai_agents",
 )
 

@@ -411,3 +411,31 @@ def test_a_policy_answer_out_of_range_is_a_typed_error(backend: str, answer: obj
     error = result.exception
     assert isinstance(error, agentsim.SimulationConfigError), error
     assert error.parameter == "Broken.choose" and error.value == answer and "an index from 0 to" in error.expected
+
+
+def test_the_wall_alarm_never_raises_into_a_finalizer_or_gc_callback() -> None:
+    # Regression: the alarm landed in hypothesis's gc callback; raised there
+    # it became an "exception ignored" report instead of stopping the run.
+    import gc
+    import sys
+
+    from agentsim._kernel.simulation import _in_finalizer
+
+    frames: list[Any] = []
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        frames.append(sys._getframe())
+
+    class Finalized:
+        def __del__(self) -> None:
+            frames.append(sys._getframe())
+
+    gc.callbacks.append(on_gc)
+    try:
+        gc.collect()
+        Finalized()
+        assert len(frames) >= 2
+        assert all(_in_finalizer(frame) for frame in frames)
+    finally:
+        gc.callbacks.remove(on_gc)
+    assert not _in_finalizer(sys._getframe())

@@ -33,7 +33,10 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
+
+if TYPE_CHECKING:
+    from .trace import Trace
 
 ChoiceKind = Literal["timer", "batch", "window", "eager"]
 
@@ -74,6 +77,11 @@ class SchedulingPolicy(ABC):
     @abstractmethod
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         """Return the index of the option to take, ``0 <= index < len(labels)``."""
+
+    def finished(self, trace: Trace, seed: int) -> None:
+        """Called once when the simulation has ended (outside it), with its
+        trace and seed: a policy may report what it chose. The default does
+        nothing."""
 
 
 class FifoPolicy(SchedulingPolicy):

@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
 from .backend import Backend, Outcome
@@ -150,7 +151,7 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         # Raise only into the program's own code: an exception in the middle
         # of the event loop's bookkeeping would corrupt it. Elsewhere the loop
         # sees the abort at its next wall-clock check (and the alarm repeats).
-        if frame is not None and is_program_code(frame.f_code.co_filename):
+        if frame is not None and is_program_code(frame.f_code.co_filename) and not _in_finalizer(frame):
             raise core.abort_error  # type: ignore[misc]
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
@@ -162,6 +163,16 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous_handler)
         if previous_timer[0] > 0:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+
+
+def _in_finalizer(frame: FrameType) -> bool:
+    """Whether ``frame`` runs where an exception is only reported, never
+    raised: a ``__del__`` or a garbage-collector callback (hypothesis
+    registers one). The alarm repeats and lands elsewhere."""
+    import gc
+
+    code = frame.f_code
+    return code.co_name == "__del__" or any(getattr(callback, "__code__", None) is code for callback in gc.callbacks)
 
 
 def _final_exception(core: SimulationCore, outcome: Outcome) -> BaseException | None:
@@ -227,6 +238,7 @@ def simulate(
     finally:
         core.guards_armed = False
         set_current_core(None)
+    policy.finished(core.trace, seed)
     if outcome.leftover_tasks:
         warnings.warn(LeftoverTasksWarning(outcome.leftover_tasks), stacklevel=2)
     return SimulationResult(

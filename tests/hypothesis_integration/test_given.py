@@ -84,14 +84,14 @@ def test_given_finds_the_planted_race_and_reports_a_minimal_replayable_example()
     # ...which replays without hypothesis, given the same inputs.
     again = agentsim.replay(call, conversation, True, schedule=match.group(1))
     assert isinstance(again.exception, RealtimeServerRuleError)
-    # The schedule shrank with the inputs: to stock order when these inputs
-    # fail in stock order too (some utterance timings make the transcript beat
-    # response.created at nominal latency), else to a few deviations from it.
+    # The schedule shrank with the inputs to a few deviations from stock
+    # order (none needed when these inputs fail in stock order too: some
+    # utterance timings make the transcript beat response.created at nominal
+    # latency; hypothesis's shrinking is heuristic, so "few", not "fewest").
     deviations = len(schedule.schedule.deviations or {})
+    assert deviations <= 3, schedule.schedule.encode()
     if agentsim.simulate(call, conversation, True).ok:
-        assert 1 <= deviations <= 3, schedule.schedule.encode()
-    else:
-        assert deviations == 0, schedule.schedule.encode()
+        assert deviations >= 1
 
 
 def test_given_shrinks_inputs_and_schedule_of_a_race_only_a_schedule_shows() -> None:

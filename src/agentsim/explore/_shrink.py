@@ -127,3 +127,28 @@ def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int =
     assert shrinker.best is not None and shrinker.best_schedule is not None
     assert shrinker.best.exception is not None
     return MinimalSchedule(shrinker.best_schedule, shrinker.best.exception, shrinker.best.trace, shrinker.runs)
+
+
+def simpler_failing_neighbours(run: RunSchedule, minimal: MinimalSchedule) -> list[str]:
+    """The single steps from ``minimal`` toward stock order that still fail
+    the same way (same origin): dropping one deviation, or moving one to an
+    option nearer the stock one. Empty: the schedule is a local minimum.
+    Used by the minimality test and benchmark; each neighbour is one run."""
+    target = origin(minimal.exception)
+    base = minimal.schedule
+    deviations = minimal.deviations
+    stock = {index: choice[3] for index, choice in enumerate(minimal.trace.choices)}
+
+    def fails(candidate: dict[int, int]) -> bool:
+        result = run(Schedule(base.seed, "replay", candidate, base.jitter, windows=base.windows))
+        return result.exception is not None and origin(result.exception) == target
+
+    found = []
+    for index, option in deviations.items():
+        if fails({k: v for k, v in deviations.items() if k != index}):
+            found.append(f"drop deviation {index}")
+        home = stock.get(index, 0)
+        for closer in range(option):
+            if closer != home and abs(closer - home) < abs(option - home) and fails({**deviations, index: closer}):
+                found.append(f"move deviation {index} to option {closer}")
+    return found

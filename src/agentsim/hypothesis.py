@@ -54,6 +54,10 @@ __all__ = [
 ]
 
 
+#: Sampled windowed timers fire from one of this many steps across their window on.
+_TARGET_STEPS = 16
+
+
 class HypothesisSchedule(SchedulingPolicy):
     """A scheduling policy whose choices hypothesis draws (see :func:`schedules`).
 
@@ -103,8 +107,12 @@ class HypothesisSchedule(SchedulingPolicy):
             timer = option(index).timer
             if timer is not None:
                 if timer.policy_state is None:
-                    sampled = self._draw(st.booleans())
-                    timer.policy_state = self._draw(st.integers(timer.earliest, timer.latest)) if sampled else -1
+                    timer.policy_state = -1  # free
+                    if self._draw(st.booleans()):
+                        # A target on a 1/16 grid of the window: enough to
+                        # reach any region, and few values for the shrinker.
+                        step = self._draw(st.integers(0, _TARGET_STEPS))
+                        timer.policy_state = timer.earliest + (timer.latest - timer.earliest) * step // _TARGET_STEPS
                 if timer.policy_state > deadline:
                     continue  # sampled, and its instant is later
             eligible.append(index)
@@ -226,18 +234,20 @@ def conversations(
     *,
     max_turns: int = 3,
     seconds: tuple[float, float] = (0.3, 2.0),
+    audio_seconds: tuple[float, float] = (0.3, 4.0),
     linger: tuple[float, float] = (1.0, 6.0),
 ) -> st.SearchStrategy[Conversation]:
     """A call for the simulated server: 1 to ``max_turns`` utterances of
-    ``seconds`` each, a script with a step per turn (plus tool calls when
-    ``tools`` are given), and a hang-up ``linger`` seconds after the caller
-    last spoke."""
+    ``seconds`` each, a script with a step per turn (replies of
+    ``audio_seconds``, plus tool calls when ``tools`` are given), and a
+    hang-up ``linger`` seconds after the caller last spoke."""
     whole("max_turns", max_turns, minimum=1)
 
     @st.composite
     def draw(draw_: st.DrawFn) -> Conversation:
         said = draw_(utterances(max_size=max_turns, seconds=seconds))
-        script = draw_(server_scripts(tools, min_size=len(said), max_size=len(said) + (len(said) if tools else 0)))
+        steps = len(said) + (len(said) if tools else 0)
+        script = draw_(server_scripts(tools, min_size=len(said), max_size=steps, audio_seconds=audio_seconds))
         return Conversation(script, said, round(said[-1].ends + draw_(_seconds(*linger)), 3))
 
     return draw()

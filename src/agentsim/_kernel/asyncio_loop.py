@@ -585,6 +585,22 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         tasks = [t for t in asyncio.all_tasks(self) if not t.done()]
         return sorted(tasks, key=lambda t: getattr(t, "_agentsim_number", 0))
 
+    # -- processes: none on the virtual loop -----------------------------------
+
+    async def subprocess_exec(self, protocol_factory: Any, program: Any, *args: Any, **kwargs: Any) -> Any:
+        """``asyncio.create_subprocess_exec``: a real process is an escape."""
+        from .escapes import escape
+
+        escape("subprocess", f"asyncio.create_subprocess_exec({program!r}, ...)")
+        raise SimulationEscapeError("subprocess", f"asyncio.create_subprocess_exec({program!r}) (allowed, but the virtual loop runs no processes)", "")
+
+    async def subprocess_shell(self, protocol_factory: Any, cmd: Any, **kwargs: Any) -> Any:
+        """``asyncio.create_subprocess_shell``: a real process is an escape."""
+        from .escapes import escape
+
+        escape("subprocess", f"asyncio.create_subprocess_shell({cmd!r})")
+        raise SimulationEscapeError("subprocess", f"asyncio.create_subprocess_shell({cmd!r}) (allowed, but the virtual loop runs no processes)", "")
+
     # -- executors: inline, on frozen virtual time ---------------------------
 
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from .core import VIRTUAL_EPOCH, SimulationCore, current_core
 from .extensions import rebound_packages
+from .frames import is_agentsim, is_stdlib
 from .patching import PatchSet, SharedInstaller
 
 _real_datetime = _dt.datetime
@@ -43,6 +44,30 @@ def _dispatch(real: Callable[[], Any], virtual: Callable[[SimulationCore], Any])
     clock.__name__ = getattr(real, "__name__", "clock")
     clock.__wrapped__ = real  # type: ignore[attr-defined]
     return clock
+
+
+def _dispatch_now(real: Callable[..., Any]) -> Callable[..., Any]:
+    """A :mod:`time` conversion whose argument defaults to "now"
+    (``localtime()``, ``gmtime()``, ``ctime()``): virtual now inside a
+    simulation, the given instant passed through."""
+
+    def convert(secs: float | None = None) -> Any:
+        core = current_core()
+        if secs is None and core is not None:
+            secs = VIRTUAL_EPOCH + core.now
+        return real(secs)
+
+    convert.__name__ = getattr(real, "__name__", "convert")
+    convert.__wrapped__ = real  # type: ignore[attr-defined]
+    return convert
+
+
+def _virtual_strftime(format: str, t: Any = None) -> str:
+    # strftime(format) formats localtime(): the virtual one inside a simulation.
+    return _real_strftime(format, time.localtime() if t is None else t)
+
+
+_real_strftime = time.strftime
 
 
 def _virtual_uuid4() -> uuid.UUID:
@@ -63,7 +88,14 @@ class _DatetimeMeta(type):
 
 
 class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
-    """``datetime.datetime`` whose ``now()``/``utcnow()``/``today()`` read virtual time."""
+    """``datetime.datetime`` whose ``now()``/``utcnow()``/``today()`` read virtual time.
+
+    Every instance it makes is a real ``datetime`` (repr, pickling and type
+    checks as usual), only the "now" constructors are virtual.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> _dt.datetime:  # type: ignore[misc]
+        return _real_datetime(*args, **kwargs)
 
     @classmethod
     def now(cls, tz: _dt.tzinfo | None = None) -> _dt.datetime:  # type: ignore[override]
@@ -81,21 +113,24 @@ class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
         return cls.now()
 
 
-def _virtual_clocks() -> dict[str, Callable[[], Any]]:
+def _virtual_clocks() -> dict[str, Callable[..., Any]]:
     """One dispatcher per clock function of :mod:`time`, keyed by name."""
     virtual_s: Callable[[SimulationCore], float] = lambda core: core.now
     virtual_ns: Callable[[SimulationCore], int] = lambda core: core.clock.ticks
-    clocks = {
+    clocks: dict[str, Callable[..., Any]] = {
         "time": _dispatch(time.time, lambda core: VIRTUAL_EPOCH + core.now),
         "time_ns": _dispatch(time.time_ns, lambda core: VIRTUAL_EPOCH * 1_000_000_000 + core.clock.ticks),
     }
     for name in ("monotonic", "perf_counter"):
         clocks[name] = _dispatch(getattr(time, name), virtual_s)
         clocks[f"{name}_ns"] = _dispatch(getattr(time, f"{name}_ns"), virtual_ns)
+    for name in ("localtime", "gmtime", "ctime"):
+        clocks[name] = _dispatch_now(getattr(time, name))
+    clocks["strftime"] = _virtual_strftime
     return clocks
 
 
-_real_clocks = {name: getattr(time, name) for name in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns")}
+_real_clocks = {name: getattr(time, name) for name in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "localtime", "gmtime", "ctime", "strftime")}
 _clocks = _virtual_clocks()
 
 
@@ -111,8 +146,8 @@ clock_patches = SharedInstaller(_build_clock_patches)
 
 
 class _ModuleNames:
-    """Where the registered packages' modules bound ``uuid4``, a clock or
-    ``datetime`` by name; rescanned when new modules have been imported (or
+    """Where the registered packages' modules and the project's own modules
+    bound ``uuid4``, a clock or ``datetime`` by name; rescanned when new modules have been imported (or
     packages registered) since the last scan."""
 
     def __init__(self) -> None:
@@ -127,7 +162,10 @@ class _ModuleNames:
             replacements.update({id(_real_clocks[name]): clock for name, clock in _clocks.items()})
             sites = []
             for module_name, module in list(sys.modules.items()):
-                if module is None or not any(module_name == package or module_name.startswith(package + ".") for package in packages):
+                if module is None:
+                    continue
+                registered = any(module_name == package or module_name.startswith(package + ".") for package in packages)
+                if not registered and not _is_project_module(module):
                     continue
                 for name, value in list(vars(module).items()):
                     replacement = replacements.get(id(value))
@@ -135,6 +173,19 @@ class _ModuleNames:
                         sites.append((module, name, replacement))
             self._sites = sites
         return self._sites
+
+
+def _is_project_module(module: Any) -> bool:
+    """A module of the program under test itself (the project's own files,
+    ``__main__``): not the standard library, an installed package or agentsim."""
+    filename = getattr(module, "__file__", None)
+    return (
+        isinstance(filename, str)
+        and not is_stdlib(filename)
+        and not is_agentsim(filename)
+        and "site-packages" not in filename
+        and "dist-packages" not in filename
+    )
 
 
 _module_names = _ModuleNames()

@@ -1,13 +1,26 @@
-"""Escape guards: real sockets, threads, processes and blocking sleeps.
+"""Escape guards: real sockets, threads, processes, sleeps and blocking waits.
 
 Inside an armed simulation each guarded call raises
 :class:`~agentsim.SimulationEscapeError` naming the call site, and the
 simulation remembers it even if the code swallows the exception ("nothing
 silent"). Outside a simulation, or in another thread, the original runs.
+The table of what is guarded is in docs/kernel.md ("Escapes"); each row has
+a test in tests/kernel/test_escapes.py.
+
+Blocking waits: a simulation runs in one thread, so a thread-blocking wait
+inside it (``threading.Event().wait(1.0)``, ``queue.Queue().get(timeout=1)``,
+a held ``threading.Lock`` acquired again, ``select.select`` with a timeout)
+can only end by its timeout, in wall time, while virtual time stands still.
+They raise instead (kind ``"block"``); one that would not block (the event
+is set, the queue has an item, the lock is free) runs as usual.
 """
 
 from __future__ import annotations
 
+import _socket
+import _thread
+import os
+import select
 import socket
 import subprocess
 import sys
@@ -19,17 +32,17 @@ from typing import Any, Final
 from .core import current_core
 from .errors import SimulationEscapeError
 from .patching import PatchSet, SharedInstaller
-from .frames import first_program_frame, frame_site
+from .frames import first_program_frame, frame_site, is_agentsim, is_stdlib
 
-def _user_site() -> str:
+def _user_site(depth: int = 2) -> str:
     """Where the program made the call: the first frame up the stack that is
     neither the standard library nor agentsim (else the caller's caller)."""
-    start = sys._getframe(2)
+    start = sys._getframe(depth)
     frame = first_program_frame(start)
     return frame_site(frame if frame is not None else start)
 
 
-ESCAPE_KINDS: Final = ("socket", "thread", "subprocess", "sleep")
+ESCAPE_KINDS: Final = ("socket", "thread", "subprocess", "sleep", "block")
 
 
 def check_escape_allowlist(entries: object) -> tuple[str, ...]:
@@ -52,16 +65,27 @@ def _allowed(core: Any, kind: str, api: str) -> bool:
     return False
 
 
+def escape(kind: str, api: str) -> bool:
+    """Report a real effect ``api`` of ``kind`` inside the running simulation:
+    raises :class:`SimulationEscapeError` naming the program's line, or
+    returns True when the user allowed it (``allow_escapes``: the caller then
+    runs it for real), False outside an armed simulation."""
+    core = current_core()
+    if core is None or not core.guards_armed:
+        return False
+    error = SimulationEscapeError(kind, api, _user_site(3))
+    if _allowed(core, kind, error.api):
+        core.allowed_escapes.append(error)  # let through, and reported
+        return True
+    core.record_escape(error)
+    raise error
+
+
 def _guard(kind: str, describe: Callable[..., str], original: Callable[..., Any]) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         core = current_core()
         if core is not None and core.guards_armed:
-            error = SimulationEscapeError(kind, describe(*args, **kwargs), _user_site())
-            if _allowed(core, kind, error.api):
-                core.allowed_escapes.append(error)  # let through, and reported
-                return original(*args, **kwargs)
-            core.record_escape(error)
-            raise error
+            escape(kind, describe(*args, **kwargs))
         return original(*args, **kwargs)
 
     guarded.__wrapped__ = original  # type: ignore[attr-defined]
@@ -70,19 +94,85 @@ def _guard(kind: str, describe: Callable[..., str], original: Callable[..., Any]
 
 def _sleep_guard(original: Callable[[float], None]) -> Callable[[float], None]:
     def sleep(seconds: float) -> None:
-        core = current_core()
         # sleep(0) only yields the GIL; it cannot leak wall time into the schedule.
-        if core is not None and core.guards_armed and seconds > 0:
-            error = SimulationEscapeError("sleep", f"time.sleep({seconds!r})", _user_site())
-            if _allowed(core, "sleep", error.api):
-                core.allowed_escapes.append(error)
-                original(seconds)
-                return
-            core.record_escape(error)
-            raise error
+        if seconds > 0:
+            escape("sleep", f"time.sleep({seconds!r})")
         original(seconds)
 
     return sleep
+
+
+def _condition_wait_guard(original: Callable[..., bool]) -> Callable[..., bool]:
+    # Event.wait, Queue.get/put, Semaphore.acquire and Barrier.wait all block
+    # here, and only when they must (a set event returns before it).
+    def wait(condition: threading.Condition, timeout: float | None = None) -> bool:
+        if timeout is None or timeout > 0:
+            escape("block", f"a blocking wait (threading.Condition.wait(timeout={timeout!r}), under Event.wait, Queue.get...)")
+        return original(condition, timeout)
+
+    return wait
+
+
+class _CheckedLock:
+    """``threading.Lock()`` made inside a simulation: acquiring it while it is
+    held would block the only thread until the timeout; that raises instead."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = _real_allocate_lock()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._lock.acquire(False):
+            return True
+        if not blocking or timeout == 0:
+            return False
+        if escape("block", f"threading.Lock.acquire(timeout={timeout!r}) of a held lock"):
+            return self._lock.acquire(blocking, timeout)
+        return False  # pragma: no cover - escape() raised
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def _at_fork_reinit(self) -> None:
+        self._lock._at_fork_reinit()  # type: ignore[attr-defined]
+
+
+_real_allocate_lock = _thread.allocate_lock
+
+
+def _select_guard(original: Callable[..., Any]) -> Callable[..., Any]:
+    def select_(rlist: Any, wlist: Any, xlist: Any, timeout: float | None = None) -> Any:
+        # The program's own select with a timeout, not the event loop's selector.
+        caller = sys._getframe(1).f_code.co_filename
+        if (timeout is None or timeout > 0) and not is_stdlib(caller) and not is_agentsim(caller):
+            escape("block", f"select.select(..., timeout={timeout!r})")
+        return original(rlist, wlist, xlist, timeout)
+
+    select_.__wrapped__ = original  # type: ignore[attr-defined]
+    return select_
+
+
+class _GuardedRawSocket(_socket.socket):
+    """``_socket.socket`` (the C socket under :class:`socket.socket`) made
+    directly. ``socket.socket.__init__`` calls ``_socket.socket.__init__``
+    through the module too: those pass (guarded as ``socket.socket()``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if type(self) is _GuardedRawSocket:
+            escape("socket", "_socket.socket()")
+        _real_raw_socket.__init__(self, *args, **kwargs)
+
+
+_real_raw_socket = _socket.socket
 
 
 def _warm_benign_probes() -> None:
@@ -107,9 +197,25 @@ def _build() -> PatchSet:
         "start",
         _guard("thread", lambda thread, *a, **k: f"threading.Thread.start() of {thread.name!r}", threading.Thread.start),
     )
+    patches.add(_socket, "socket", _GuardedRawSocket)
+    patches.add(_thread, "start_new_thread", _guard("thread", lambda *a, **k: "_thread.start_new_thread()", _thread.start_new_thread))
     patches.add(subprocess.Popen, "__init__", _guard("subprocess", lambda p, args, *a, **k: f"subprocess.Popen({args!r})", subprocess.Popen.__init__))
+    for name in _PROCESS_CALLS:
+        if hasattr(os, name):
+            patches.add(os, name, _guard("subprocess", lambda *a, _n=name, **k: f"os.{_n}{a[:1]!r}", getattr(os, name)))
     patches.add(time, "sleep", _sleep_guard(time.sleep))
+    patches.add(threading.Condition, "wait", _condition_wait_guard(threading.Condition.wait))
+    patches.add(threading, "Lock", _CheckedLock)
+    patches.add(select, "select", _select_guard(select.select))
     return patches
+
+
+#: os functions that start or become another process.
+_PROCESS_CALLS: Final = (
+    "system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp",
+    "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe",
+    "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
+)
 
 
 escape_guards = SharedInstaller(_build)

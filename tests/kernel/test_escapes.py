@@ -1,0 +1,139 @@
+"""Every row of docs/kernel.md's escape table: inside a simulation the real
+effect raises SimulationEscapeError naming this file's line (nothing runs,
+no wall time passes); what would not block runs as usual; clocks are virtual."""
+
+from __future__ import annotations
+
+import _socket
+import _thread
+import asyncio
+import datetime
+import os
+import queue
+import select
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from datetime import datetime as imported_datetime
+from time import monotonic as imported_monotonic
+
+import pytest
+
+import agentsim
+from agentsim import SimulationEscapeError
+
+
+def _fork() -> Any:
+    assert hasattr(os.fork, "__wrapped__"), "os.fork is not guarded: not calling it"
+    return os.fork()
+
+
+def _execv() -> Any:
+    assert hasattr(os.execv, "__wrapped__"), "os.execv is not guarded: not calling it"
+    return os.execv("/bin/true", ["true"])
+
+
+def _held_lock() -> Any:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock.acquire(timeout=1.0)
+
+
+def _raw_socket_connect() -> Any:
+    raw = _socket.socket()
+    return raw.connect(("127.0.0.1", 9))
+
+
+#: (kind, what the error names, the call). Each must raise at once.
+ESCAPES: list[tuple[str, str, Callable[[], Any]]] = [
+    ("socket", "socket.socket()", lambda: socket.socket()),
+    ("socket", "_socket.socket()", _raw_socket_connect),
+    ("socket", "socket.getaddrinfo", lambda: socket.getaddrinfo("example.com", 443)),
+    ("socket", "socket.create_connection", lambda: socket.create_connection(("127.0.0.1", 9))),
+    ("thread", "threading.Thread.start()", lambda: threading.Thread(target=print).start()),
+    ("thread", "_thread.start_new_thread()", lambda: _thread.start_new_thread(print, ())),
+    ("subprocess", "subprocess.Popen", lambda: subprocess.run(["true"])),
+    ("subprocess", "os.system", lambda: os.system("true")),
+    ("subprocess", "os.popen", lambda: os.popen("true")),
+    ("subprocess", "os.fork", _fork),
+    ("subprocess", "os.posix_spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
+    ("subprocess", "os.execv", _execv),
+    ("sleep", "time.sleep(1.0)", lambda: time.sleep(1.0)),
+    ("block", "threading.Condition.wait", lambda: threading.Event().wait(1.0)),
+    ("block", "threading.Condition.wait", lambda: queue.Queue().get(timeout=1.0)),
+    ("block", "threading.Condition.wait", lambda: threading.Semaphore(0).acquire(timeout=1.0)),
+    ("block", "threading.Lock.acquire(timeout=1.0)", _held_lock),
+    ("block", "select.select", lambda: select.select([], [], [], 1.0)),
+]
+
+
+@pytest.mark.parametrize(("kind", "api", "call"), ESCAPES, ids=[f"{kind}:{api}" for kind, api, _ in ESCAPES])
+def test_a_real_effect_raises_naming_the_programs_line(kind: str, api: str, call: Callable[[], Any]) -> None:
+    async def main() -> None:
+        call()
+
+    started = time.perf_counter()
+    result = agentsim.simulate(main)
+    assert time.perf_counter() - started < 0.5  # nothing blocked
+    error = result.exception
+    assert isinstance(error, SimulationEscapeError), error
+    assert error.kind == kind and api in error.api
+    assert "test_escapes.py" in error.site
+
+
+@pytest.mark.parametrize("program", ["exec", "shell"])
+def test_asyncio_subprocesses_are_escapes_not_bare_not_implemented(program: str) -> None:
+    async def main() -> None:
+        if program == "exec":
+            await asyncio.create_subprocess_exec("true")
+        else:
+            await asyncio.create_subprocess_shell("true")
+
+    error = agentsim.simulate(main).exception
+    assert isinstance(error, SimulationEscapeError) and error.kind == "subprocess"
+    assert f"create_subprocess_{program}" in error.api and "test_escapes.py" in error.site
+
+
+def test_waits_that_would_not_block_run_as_usual() -> None:
+    async def main() -> tuple[bool, int, bool, bool]:
+        event = threading.Event()
+        event.set()
+        items: queue.Queue[int] = queue.Queue()
+        items.put(7)
+        lock = threading.Lock()
+        with lock:
+            held = lock.locked()
+        return event.wait(1.0), items.get(timeout=1.0), held, lock.acquire(timeout=1.0)
+
+    assert agentsim.run(main) == (True, 7, True, True)
+
+
+def test_a_blocking_wait_can_be_allowed() -> None:
+    async def main() -> bool:
+        return threading.Event().wait(0.01)
+
+    result = agentsim.simulate(main, allow_escapes=("block",))
+    assert result.ok and result.value is False
+    assert [error.kind for error in result.allowed_escapes] == ["block"]
+
+
+def test_clock_reads_in_the_programs_own_code_are_virtual() -> None:
+    # The module's `from datetime import datetime` / `from time import
+    # monotonic` (at the top, as programs write them) are rebound too.
+    async def main() -> tuple[Any, ...]:
+        await asyncio.sleep(90)
+        return (
+            time.localtime()[3:6],
+            time.gmtime()[:6],
+            time.ctime(),
+            time.strftime("%H:%M:%S"),
+            imported_datetime.now().isoformat(),
+            imported_monotonic(),
+        )
+
+    assert agentsim.run(main) == ((0, 1, 30), (2025, 1, 1, 0, 1, 30), "Wed Jan  1 00:01:30 2025", "00:01:30", "2025-01-01T00:01:30", 90.0)
+    assert time.localtime().tm_year >= 2026 and imported_datetime is datetime.datetime  # restored after

@@ -20,6 +20,7 @@ from ._kernel.errors import AgentsimError as AgentsimError
 from ._kernel.errors import AgentsimWarning as AgentsimWarning
 from ._kernel.errors import DeadlockError as DeadlockError
 from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
+from ._kernel.errors import ConcurrentSimulationError as ConcurrentSimulationError
 from ._kernel.errors import NestedSimulationError as NestedSimulationError
 from ._kernel.errors import NotInSimulationError as NotInSimulationError
 from ._kernel.errors import SimulationConfigError as SimulationConfigError
@@ -60,6 +61,7 @@ __all__ = [
     "DeadlockError",
     "LeftoverTasksWarning",
     "NestedSimulationError",
+    "ConcurrentSimulationError",
     "NotInSimulationError",
     "SimulationConfigError",
     "SimulationError",

@@ -439,3 +439,69 @@ def test_the_wall_alarm_never_raises_into_a_finalizer_or_gc_callback() -> None:
     finally:
         gc.callbacks.remove(on_gc)
     assert not _in_finalizer(sys._getframe())
+
+
+def test_a_second_simulation_in_another_thread_is_a_typed_error_and_leaves_the_first_intact() -> None:
+    # Regression: two simulations in two threads saw each other's seeded
+    # streams, global random state and SDK trace provider.
+    import random
+    import threading
+
+    second: list[BaseException] = []
+    first_started = threading.Event()
+    second_done = threading.Event()
+
+    async def first() -> list[float]:
+        first_started.set()
+        # Wait (in wall time, outside the guarded calls) for the second thread's attempt.
+        while not second_done.is_set():
+            await asyncio.sleep(0.001)
+            if agentsim.now() > 60:
+                break
+        return [random.random() for _ in range(3)]
+
+    def in_thread() -> None:
+        first_started.wait(10)
+        try:
+            agentsim.run(first)
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            second.append(exc)
+        finally:
+            second_done.set()
+
+    worker = threading.Thread(target=in_thread)
+    worker.start()
+    state = random.getstate()
+    values = agentsim.run(first, seed=5, wall_timeout=30)
+    worker.join(10)
+    assert len(second) == 1 and isinstance(second[0], agentsim.ConcurrentSimulationError)
+    assert isinstance(second[0], agentsim.UsageError) and second[0].running == threading.current_thread().name
+    assert values == agentsim.run(first, seed=5)  # the first run was untouched (second_done is set now)
+    assert random.getstate() == state  # the global generator is restored
+
+
+@pytest.mark.parametrize("spin", ["json", "deepcopy"])
+def test_wall_timeout_fires_while_the_standard_library_spins_and_names_the_frames(backend: str, spin: str) -> None:
+    # Regression: a json.dumps loop ran 130 s past a 2 s limit, deepcopy 28 s:
+    # the alarm only raised into the program's own frames.
+    import copy
+    import json
+    import time
+
+    data = {"rows": [list(range(50))] * 50}
+
+    async def spinning_main() -> None:
+        while True:
+            if spin == "json":
+                json.dumps(data)
+            else:
+                copy.deepcopy(data)
+
+    started = time.perf_counter()
+    result = agentsim.simulate(spinning_main, backend=backend, wall_timeout=0.5)
+    assert time.perf_counter() - started < 1.0 + 0.5  # within 2x the limit (the alarm's first shot)
+    error = result.exception
+    assert isinstance(error, WallTimeoutError)
+    assert error.executing and any("spinning_main" in site for site in error.executing)
+    assert ("json" if spin == "json" else "copy.py") in "\n".join(error.executing)
+    assert "executing, innermost first" in str(error)

@@ -89,11 +89,11 @@ class SimulationCore:
         deadline = self._wall_deadline
         return deadline is not None and real_perf_counter() > deadline
 
-    def wall_timeout_error(self, running: object = None) -> WallTimeoutError:
+    def wall_timeout_error(self, running: object = None, executing: tuple[str, ...] = ()) -> WallTimeoutError:
         from .snapshots import snapshot_task
 
-        task = snapshot_task(running) if running is not None else None
-        return WallTimeoutError(self.wall_timeout or 0.0, self.now, task)
+        task = snapshot_task(running) if running is not None and not executing else None
+        return WallTimeoutError(self.wall_timeout or 0.0, self.now, task, executing)
 
     # -- fate ----------------------------------------------------------------
 

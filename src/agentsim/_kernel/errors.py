@@ -104,6 +104,25 @@ class NestedSimulationError(UsageError, SimulationError, RuntimeError):
         )
 
 
+class ConcurrentSimulationError(UsageError, SimulationError, RuntimeError):
+    """A simulation was started while another runs in another thread.
+
+    A simulation patches process-wide state (the clocks, the global
+    ``random`` generator, the SDK's trace provider, the escape guards); two at
+    once in two threads would see each other's. Run them one after another
+    (pytest-xdist runs them in parallel processes). ``running`` names the
+    thread whose simulation is running.
+    """
+
+    def __init__(self, running: str) -> None:
+        self.running = running
+        super().__init__(
+            f"a simulation is already running in thread {running!r}; simulations patch process-wide state "
+            f"(clocks, global random, the SDK's trace provider), so one process runs one at a time. "
+            f"Run them one after another, or in separate processes (pytest-xdist, multiprocessing)."
+        )
+
+
 class DeadlockError(SimulationError):
     """Every task is blocked, no timer is pending, and the main task is not done.
 
@@ -148,14 +167,22 @@ class WallTimeoutError(SimulationError):
 
     Virtual time costs nothing, so this means CPU work that never yields (a
     ``while True`` without ``await``), or a huge number of events. ``task`` is
-    the task that was running when the timeout hit, if any.
+    the task that was running when the timeout hit, if any; ``executing`` the
+    frames that were executing when the alarm interrupted them, innermost
+    first (``file:line in function``; empty when the loops' own check fired).
     """
 
-    def __init__(self, wall_timeout: float, virtual_time: float, task: TaskSnapshot | None) -> None:
+    def __init__(self, wall_timeout: float, virtual_time: float, task: TaskSnapshot | None, executing: tuple[str, ...] = ()) -> None:
         self.wall_timeout = wall_timeout
         self.virtual_time = virtual_time
         self.task = task
-        where = task.format() if task is not None else "  (between tasks, in the scheduler)"
+        self.executing = executing
+        if executing:
+            where = "  executing, innermost first:\n" + "\n".join(f"    {site}" for site in executing)
+            if task is not None:
+                where += f"\n  in {task.format().strip()}"
+        else:
+            where = task.format() if task is not None else "  (between tasks, in the scheduler)"
         super().__init__(
             f"simulation exceeded wall_timeout={wall_timeout}s of real time at virtual time "
             f"{virtual_time:.9f}s. A task is probably spinning without awaiting; raise "

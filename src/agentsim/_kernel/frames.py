@@ -56,6 +56,12 @@ def is_kernel(filename: str) -> bool:
     return filename.startswith(KERNEL_DIR)
 
 
+def is_loop_machinery(filename: str) -> bool:
+    """The event loops and their helper packages (asyncio, trio, anyio...)
+    and agentsim's kernel: where an exception would corrupt bookkeeping."""
+    return filename.startswith(_LOOP_MACHINERY)
+
+
 def is_program_code(filename: str) -> bool:
     """The program's own code or a library it calls: not the event loops'
     machinery (the loops, their helper packages, agentsim's kernel), the

@@ -20,6 +20,7 @@ from .core import SimulationCore, current_core, set_current_core
 from . import extensions
 from .determinism import SeededGlobalRandom, clock_patches, module_name_patches
 from .errors import (
+    ConcurrentSimulationError,
     LeftoverTasksWarning,
     NestedSimulationError,
     SimulationConfigError,
@@ -28,7 +29,7 @@ from .errors import (
     TaskSnapshot,
 )
 from .escapes import escape_guards
-from .frames import is_program_code
+from .frames import frame_site, is_loop_machinery, is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .options import DEFAULT_WALL_TIMEOUT, BackendName, RunOptions
@@ -110,6 +111,25 @@ def _options(async_fn: object, seed: object, backend: object, strategy: object, 
     return RunOptions(seed, backend, strategy, max_virtual_time, wall_timeout, allow_escapes)  # type: ignore[arg-type]
 
 
+#: Threads with a running simulation (at most one: ConcurrentSimulationError).
+_running: dict[int, str] = {}
+_running_lock = threading.Lock()
+
+
+@contextmanager
+def _only_simulation_in_process() -> Iterator[None]:
+    with _running_lock:
+        for ident, name in _running.items():
+            if ident != threading.get_ident():
+                raise ConcurrentSimulationError(name)
+        _running[threading.get_ident()] = threading.current_thread().name
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running.pop(threading.get_ident(), None)
+
+
 def _check_not_nested(backend: str) -> None:
     if current_core() is not None:
         raise NestedSimulationError("agentsim")
@@ -147,11 +167,14 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         return
 
     def on_alarm(signum: int, frame: Any) -> None:
-        core.abort(core.wall_timeout_error(core.running_task()))
-        # Raise only into the program's own code: an exception in the middle
-        # of the event loop's bookkeeping would corrupt it. Elsewhere the loop
-        # sees the abort at its next wall-clock check (and the alarm repeats).
-        if frame is not None and is_program_code(frame.f_code.co_filename) and not _in_finalizer(frame):
+        executing = _executing(frame)
+        core.abort(core.wall_timeout_error(core.running_task(), executing if _safe_to_raise(frame) else ()))
+        # Raise only where the program runs (its own code, or the standard
+        # library it called, such as a json.dumps loop): an exception in the
+        # middle of the event loop's bookkeeping would corrupt it. Elsewhere
+        # the loop sees the abort at its next wall-clock check (and the alarm
+        # repeats every second meanwhile).
+        if _safe_to_raise(frame):
             raise core.abort_error  # type: ignore[misc]
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
@@ -163,6 +186,30 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous_handler)
         if previous_timer[0] > 0:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+
+
+def _safe_to_raise(frame: FrameType | None) -> bool:
+    """Whether the innermost frames belong to the program (its code, or the
+    standard library called from it) rather than to the event loop, agentsim,
+    a finalizer or a garbage-collector callback."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _in_finalizer(frame) or is_loop_machinery(filename):
+            return False
+        if is_program_code(filename):
+            return True
+        frame = frame.f_back  # the standard library: whoever called it decides
+    return False
+
+
+def _executing(frame: FrameType | None, limit: int = 8) -> tuple[str, ...]:
+    """``file:line in function`` of the frames that were executing, innermost first."""
+    sites: list[str] = []
+    while frame is not None and len(sites) < limit:
+        if not is_loop_machinery(frame.f_code.co_filename):
+            sites.append(frame_site(frame))
+        frame = frame.f_back
+    return tuple(sites)
 
 
 def _in_finalizer(frame: FrameType) -> bool:
@@ -220,6 +267,12 @@ def simulate(
         backend=backend,
     )
     core.allow_escapes = options.allow_escapes
+    with _only_simulation_in_process():
+        return _simulate(core, runner, policy, async_fn, args)
+
+
+def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async_fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> SimulationResult[T]:
+    seed, backend = core.seed, core.backend
     library_extensions = extensions.activate()
     set_current_core(core)
     try:

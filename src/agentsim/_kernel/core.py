@@ -92,7 +92,7 @@ class SimulationCore:
     def wall_timeout_error(self, running: object = None, executing: tuple[str, ...] = ()) -> WallTimeoutError:
         from .snapshots import snapshot_task
 
-        task = snapshot_task(running) if running is not None and not executing else None
+        task = snapshot_task(running) if running is not None else None
         return WallTimeoutError(self.wall_timeout or 0.0, self.now, task, executing)
 
     # -- fate ----------------------------------------------------------------

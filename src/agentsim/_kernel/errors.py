@@ -180,7 +180,7 @@ class WallTimeoutError(SimulationError):
         if executing:
             where = "  executing, innermost first:\n" + "\n".join(f"    {site}" for site in executing)
             if task is not None:
-                where += f"\n  in {task.format().strip()}"
+                where += f"\n  in task {task.name!r}"
         else:
             where = task.format() if task is not None else "  (between tasks, in the scheduler)"
         super().__init__(

@@ -206,7 +206,10 @@ def _executing(frame: FrameType | None, limit: int = 8) -> tuple[str, ...]:
     """``file:line in function`` of the frames that were executing, innermost first."""
     sites: list[str] = []
     while frame is not None and len(sites) < limit:
-        if not is_loop_machinery(frame.f_code.co_filename):
+        if is_loop_machinery(frame.f_code.co_filename):
+            if sites:
+                break  # out of the task, into the loop that runs it
+        else:
             sites.append(frame_site(frame))
         frame = frame.f_back
     return tuple(sites)

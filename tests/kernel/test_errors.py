@@ -505,3 +505,22 @@ def test_wall_timeout_fires_while_the_standard_library_spins_and_names_the_frame
     assert error.executing and any("spinning_main" in site for site in error.executing)
     assert ("json" if spin == "json" else "copy.py") in "\n".join(error.executing)
     assert "executing, innermost first" in str(error)
+
+
+def test_deadlock_stacks_reach_into_async_generators(backend: str) -> None:
+    # Regression: the stack stopped at the user's `async for` and never showed
+    # the line inside the async generator where it was blocked.
+    async def events() -> Any:
+        yield "hello"
+        await anyio.Event().wait()  # nobody sets it: stuck here
+        yield "never"
+
+    async def consume() -> None:
+        async for _ in events():
+            pass
+
+    result = agentsim.simulate(consume, backend=backend)
+    assert isinstance(result.exception, DeadlockError)
+    [main] = [task for task in result.exception.tasks if task.name == "main"]
+    assert any("in consume" in site for site in main.stack)
+    assert any("in events" in site for site in main.stack), main.stack  # inside the generator

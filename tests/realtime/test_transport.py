@@ -513,3 +513,37 @@ def test_ignored_kinds_are_counted_but_not_recorded_or_matched() -> None:
         return [call.kind for call in transport.calls], transport.call_counts["audio"], transport.call_counts["user_input"]
 
     assert agentsim.run(main) == (["connect", "user_input", "close"], 500, 1)
+
+
+def test_a_deadlock_inside_run_scenario_shows_every_tasks_stack() -> None:
+    # Regression: "Waiting for: none. Unconsumed calls: none." and no stacks.
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+
+    from agentsim.realtime import RealtimeScenarioTimeoutError, ScriptedRealtimeTransport
+
+    async def main() -> None:
+        transport = ScriptedRealtimeTransport()
+        runner = RealtimeRunner(RealtimeAgent(name="Assistant"), model=transport)
+        never = asyncio.Event()
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            await never.wait()  # nobody sets it
+
+        async def exercise() -> None:
+            async with await runner.run():
+                await wait_for_the_answer(never)
+
+        async def wait_for_the_answer(event: asyncio.Event) -> None:
+            await event.wait()
+
+        await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=5.0)
+
+    result = agentsim.simulate(main)
+    error = result.exception
+    assert isinstance(error, RealtimeScenarioTimeoutError), error
+    names = {task.name for task in error.tasks}
+    assert {"scenario", "exercise"} <= names
+    [exercise] = [task for task in error.tasks if task.name == "exercise"]
+    assert any("wait_for_the_answer" in site for site in exercise.stack)
+    assert "Tasks at the deadline" in str(error) and "wait_for_the_answer" in str(error)

@@ -29,6 +29,7 @@ class AsyncioBackend(Backend):
             core.cancel_main = cancel_main
             core.sleep_window = _sleep_window
             core.running_task = lambda: asyncio.current_task(loop)
+            core.task_snapshots = lambda: tuple(snapshot_task(task) for task in loop.sim_tasks())
             core.task_label = lambda: task_label(asyncio.current_task(loop))
             loop.on_idle = lambda: _on_idle(core, loop, main)
             try:

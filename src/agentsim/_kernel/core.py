@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
-from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, WallTimeoutError
+from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
 from .policy import ChoiceKind, SchedulingPolicy
 from .trace import Trace
 
@@ -69,6 +69,8 @@ class SimulationCore:
         #: and never the event loop libraries themselves.
         self.running_task: Callable[[], object | None] = lambda: None
         self.task_label: Callable[[], str] = lambda: ""
+        #: Set by the backend: a snapshot of every live task of the program.
+        self.task_snapshots: Callable[[], tuple[TaskSnapshot, ...]] = lambda: ()
         #: Windowed timers set so far (for the explorer's health check).
         self.windowed_timers = 0
         #: Delays drawn from a seeded distribution so far (jitter).
@@ -209,6 +211,14 @@ def choose(kind: ChoiceKind, labels: Sequence[str]) -> int:
     if core is None or core.policy.fifo or len(labels) < 2:
         return 0
     return core.choose(kind, labels)
+
+
+def task_snapshots() -> tuple[TaskSnapshot, ...]:
+    """Where every live task of the running simulation is (its ``await``
+    chain, into async generators); empty outside a simulation. For errors
+    that end a run early (a scenario's deadline), as a deadlock shows them."""
+    core: SimulationCore | None = getattr(_local, "core", None)
+    return core.task_snapshots() if core is not None else ()
 
 
 def record_event(kind: str, detail: str = "") -> None:

@@ -38,7 +38,13 @@ def coroutine_stack(coro: Any) -> tuple[str, ...]:
             or getattr(coro, "ag_frame", None)
         )
         if frame is None:
-            break
+            # `async for` awaits the generator's asend/athrow object, which
+            # does not expose the generator; the garbage collector knows it.
+            inner = _async_generator_of(coro)
+            if inner is None:
+                break
+            coro = inner
+            continue
         if not is_kernel(frame.f_code.co_filename):  # the kernel's own wrappers are noise
             sites.append(format_site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
         coro = (
@@ -47,6 +53,14 @@ def coroutine_stack(coro: Any) -> tuple[str, ...]:
             or getattr(coro, "ag_await", None)
         )
     return tuple(sites)
+
+
+def _async_generator_of(awaitable: Any) -> Any:
+    if type(awaitable).__name__ not in ("async_generator_asend", "async_generator_athrow"):
+        return None
+    import gc
+
+    return next((referent for referent in gc.get_referents(awaitable) if hasattr(referent, "ag_frame")), None)
 
 
 def snapshot_task(task: Any) -> TaskSnapshot:

@@ -333,6 +333,7 @@ class TrioBackend(Backend):
         clock = TrioVirtualClock(core, shuffler.label)
         core.sleep_window = clock.sleep_window
         core.running_task = _current_trio_task
+        core.task_snapshots = lambda: _snapshots(trio_run_module.GLOBAL_RUN_CONTEXT.runner)
         core.task_label = lambda: _label_of_current(shuffler)
         patches.add(trio_run_module, "_ALLOW_DETERMINISTIC_SCHEDULING", True)
         patches.add(trio_run_module, "_r", shuffler)

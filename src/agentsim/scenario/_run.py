@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from .._kernel.core import task_snapshots
 from ._script import CallScript
 
 Ctx = TypeVar("Ctx")
@@ -103,8 +104,9 @@ async def run_scenario(
 
     async def watchdog(group: anyio.abc.TaskGroup, seconds: float) -> None:
         await anyio.sleep(seconds)
-        # Snapshot before cancelling: cancelled expectations leave the script.
-        timed_out.append((script.pending_expectations, script.unconsumed_calls))
+        # Snapshot before cancelling: cancelled expectations leave the script,
+        # and the tasks' stacks say who waits for what.
+        timed_out.append((script.pending_expectations, script.unconsumed_calls, task_snapshots()))
         group.cancel_scope.cancel()
 
     async with anyio.create_task_group() as group:
@@ -118,5 +120,5 @@ async def run_scenario(
             first.add_note(f"also raised while the run was ending: {type(other).__name__}: {other}")
         raise first
     if timed_out:
-        pending, unconsumed = timed_out[0]
-        raise script.errors.timeout(timeout or 0.0, pending, unconsumed)
+        pending, unconsumed, tasks = timed_out[0]
+        raise script.errors.timeout(timeout or 0.0, pending, unconsumed, tasks)

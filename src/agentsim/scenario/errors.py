@@ -131,15 +131,20 @@ class ScenarioTimeoutError(ScenarioError, TimeoutError):
     """Scenario and exercise did not finish within ``timeout`` (virtual) seconds.
 
     ``pending_expectations`` shows what the scenario was still waiting for;
-    usually one side waits for the other forever.
+    usually one side waits for the other forever. ``tasks`` is where every
+    task was at the deadline (each a ``TaskSnapshot``: its ``await`` chain).
     """
 
-    def __init__(self, timeout: float, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any]) -> None:
+    def __init__(
+        self, timeout: float, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any], tasks: Sequence[Any] = ()
+    ) -> None:
         self.timeout = timeout
         self.pending_expectations = tuple(pending_expectations)
         self.unconsumed_calls = tuple(unconsumed_calls)
+        self.tasks = tuple(tasks)
+        stacks = "".join(f"\n{task.format()}" for task in self.tasks)
         super().__init__(
             f"the scenario did not finish within {timeout}s of virtual time. Waiting for: "
             f"{_listing(self.pending_expectations)}. Unconsumed calls: "
-            f"{_listing(self.unconsumed_calls)}."
+            f"{_listing(self.unconsumed_calls)}." + (f" Tasks at the deadline:{stacks}" if stacks else "")
         )

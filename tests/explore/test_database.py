@@ -92,3 +92,14 @@ def test_stale_temporary_files_are_cleaned_and_old_entries_move_to_the_new_layou
     assert not stale.exists() and fresh.exists()  # a write in progress elsewhere is left alone
     assert database.load("tests:old") == [Schedule(7, "random"), Schedule(9, "pct/3/40")]
     assert not list(failures.glob("[!.]*.json"))
+
+
+def test_a_database_path_that_is_a_file_is_refused_before_the_sweep(tmp_path: Path) -> None:
+    # Regression: `--db <file>` crashed after a sweep had found a failure, losing the report.
+    from agentsim import SimulationConfigError
+
+    a_file = tmp_path / "failures.txt"
+    a_file.write_text("")
+    with pytest.raises(SimulationConfigError) as info:
+        agentsim.explore(booking_race, runs=100, database=a_file)
+    assert info.value.parameter == "database"

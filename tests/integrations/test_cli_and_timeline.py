@@ -135,6 +135,9 @@ def test_cli_errors_say_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "has no `async def missing`" in capsys.readouterr().err
     assert main(["timeline", str(tmp_path / "nope.json")]) == 2
     assert "is not a file" in capsys.readouterr().err
+    # --db naming a file: a usage error before the sweep, not a crash after it.
+    assert main(["explore", f"{target}::racy", "--runs", "50", "--db", str(target)]) == 2
+    assert "invalid database=" in capsys.readouterr().err
 
 
 def test_cli_reads_profiles_and_takes_time_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

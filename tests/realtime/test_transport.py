@@ -547,3 +547,35 @@ def test_a_deadlock_inside_run_scenario_shows_every_tasks_stack() -> None:
     [exercise] = [task for task in error.tasks if task.name == "exercise"]
     assert any("wait_for_the_answer" in site for site in exercise.stack)
     assert "Tasks at the deadline" in str(error) and "wait_for_the_answer" in str(error)
+
+
+def test_a_failing_close_still_ends_the_connection() -> None:
+    # Regression: fail_next_call("close") left the transport connected with
+    # its delivery task running.
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+
+    from agentsim.realtime import ScriptedRealtimeTransport
+
+    async def main() -> tuple[str, bool, int]:
+        transport = ScriptedRealtimeTransport()
+        runner = RealtimeRunner(RealtimeAgent(name="Assistant"), model=transport)
+        transport.fail_next_call("close", ConnectionResetError("close failed"))
+        session = await runner.run()
+        await session.enter()
+        await transport.expect_call("connect")
+        transport.emit_at(5.0, turn_started("late"))  # scheduled, never delivered
+        raised = False
+        try:
+            await session.close()
+        except ConnectionResetError:
+            raised = True
+        call = await transport.expect_call("close")
+        assert call.error is not None
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        return transport.status, raised, len(others)
+
+    for strategy, seed in [("fifo", 0), ("random", 1), ("random", 2)]:
+        result = agentsim.simulate(main, strategy=strategy, seed=seed)
+        assert result.ok, result.exception
+        status, raised, others = result.value
+        assert status == "disconnected" and others == 0 and not result.leftover_tasks

@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._kernel.errors import AgentsimWarning
+from .._kernel.errors import AgentsimWarning, SimulationConfigError
 from ._schedule import Schedule
 
 DEFAULT_DIRECTORY = ".agentsim"
@@ -61,6 +61,9 @@ class FailureDatabase:
         # them), which `import agentsim` must not.
         from hypothesis.database import DirectoryBasedExampleDatabase
 
+        if not isinstance(directory, (str, os.PathLike)) or (Path(directory).exists() and not Path(directory).is_dir()):
+            # Checked before a sweep: failures saved under a file would be lost.
+            raise SimulationConfigError("database", directory, "a directory for the failure database (created if missing), or None to disable it")
         self.directory = Path(directory) / "failures"
         self._store = DirectoryBasedExampleDatabase(self.directory)
         self._tidy()

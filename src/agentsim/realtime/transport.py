@@ -169,10 +169,13 @@ class ScriptedRealtimeTransport(RealtimeModel):
         application asked for it, as with the real adapter)."""
         failure = self._script.take_failure("close")
         self._record("close", error=failure)
-        if failure is not None:
-            raise failure
+        # A close that fails still ends the connection (as a websocket whose
+        # close handshake failed is gone all the same): no delivery task or
+        # scheduled emit outlives it.
         self._status = "disconnected"
         await self._shut_down()
+        if failure is not None:
+            raise failure
 
     # -- recording ---------------------------------------------------------------
 

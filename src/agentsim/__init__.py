@@ -22,6 +22,7 @@ from ._kernel.errors import DeadlockError as DeadlockError
 from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
 from ._kernel.errors import ConcurrentSimulationError as ConcurrentSimulationError
 from ._kernel.errors import NestedSimulationError as NestedSimulationError
+from ._kernel.errors import SwallowedCancellationWarning as SwallowedCancellationWarning
 from ._kernel.errors import NotInSimulationError as NotInSimulationError
 from ._kernel.errors import SimulationConfigError as SimulationConfigError
 from ._kernel.errors import SimulationError as SimulationError
@@ -62,6 +63,7 @@ __all__ = [
     "LeftoverTasksWarning",
     "NestedSimulationError",
     "ConcurrentSimulationError",
+    "SwallowedCancellationWarning",
     "NotInSimulationError",
     "SimulationConfigError",
     "SimulationError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import sys
@@ -524,3 +525,43 @@ def test_deadlock_stacks_reach_into_async_generators(backend: str) -> None:
     [main] = [task for task in result.exception.tasks if task.name == "main"]
     assert any("in consume" in site for site in main.stack)
     assert any("in events" in site for site in main.stack), main.stack  # inside the generator
+
+
+def test_a_swallowed_cancellation_is_reported_with_where_it_landed() -> None:
+    import warnings as warnings_module
+
+    async def worker(stopped: list[str]) -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            stopped.append("cleaned up")
+            return "returned anyway"  # swallowed: the canceller believes it stopped
+        return "finished"
+
+    async def main() -> str:
+        stopped: list[str] = []
+        task = asyncio.create_task(worker(stopped))
+        await asyncio.sleep(1)
+        task.cancel()
+        return await task
+
+    for strategy, seed in [("fifo", 0), ("random", 1), ("random", 2)]:
+        with pytest.warns(agentsim.SwallowedCancellationWarning) as caught:
+            assert agentsim.run(main, strategy=strategy, seed=seed) == "returned anyway"
+        warning = caught[0].message
+        assert isinstance(warning, agentsim.SwallowedCancellationWarning) and warning.outcome == "returned"
+        assert any("in worker" in site for site in warning.task.stack)
+
+    async def honoured() -> None:
+        task = asyncio.create_task(asyncio.sleep(10))
+        await asyncio.sleep(1)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        async with asyncio.timeout(0.5):  # a timeout uncancels what it cancelled
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(5)
+
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("error", agentsim.SwallowedCancellationWarning)
+        agentsim.run(honoured)

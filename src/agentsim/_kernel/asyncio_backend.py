@@ -24,6 +24,7 @@ class AsyncioBackend(Backend):
 
             def cancel_main() -> None:
                 if not main.done():
+                    loop.cleaning_up = True
                     main.cancel()
 
             core.cancel_main = cancel_main
@@ -86,6 +87,7 @@ def _cancel_leftovers(core: SimulationCore, loop: VirtualEventLoop, main: asynci
     if not leftovers:
         return ()
     snapshots = tuple(snapshot_task(task) for task in leftovers)
+    loop.cleaning_up = True
     for task in leftovers:
         task.cancel()
     # From here on, anything that ends the simulation early just stops the loop.

@@ -36,9 +36,9 @@ from typing import Any, Final
 
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
-from .errors import SimulationEscapeError
+from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
 from .policy import CONTINUE, fifo_choice
-from .snapshots import caller_site, describe_callable
+from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
@@ -174,12 +174,17 @@ class _SimTask(asyncio.Task[Any]):
         super().set_name(value)
         self._agentsim_label = f"{value}#{self._agentsim_number}"
 
+    #: Where the program's cancellation found the task (for the swallowed-cancellation check).
+    _agentsim_cancelled_at: TaskSnapshot | None = None
+
     def cancel(self, msg: Any = None) -> bool:
         # Cancellations (timeouts included) go on the timeline, with who asked.
         if not self.done():
             loop = self.get_loop()
             canceller = _current_task(loop)
             loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")
+            if self._agentsim_cancelled_at is None and not loop.cleaning_up:
+                self._agentsim_cancelled_at = snapshot_task(self)
         return super().cancel(msg)
 
 
@@ -221,6 +226,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._core = core
         self._clock = core.clock
         self._now = 0.0
+        #: True once the kernel itself cancels tasks (an abort, the leftovers
+        #: after main): those cancellations are not the program's to honour.
+        self.cleaning_up = False
         self._timers: list[TimerEntry] = []
         self._timer_sequence = itertools.count()
         self._cancelled_timers = 0
@@ -579,6 +587,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         else:
             outcome = "returned"
         self._record(self._clock.ticks, "exit", _label(task), outcome)
+        cancelled_at = getattr(task, "_agentsim_cancelled_at", None)
+        if cancelled_at is not None and outcome == "returned" and task.cancelling() > 0:
+            # Cancelled, never uncancelled, yet it returned as if it had not
+            # been (raising something else instead is a failing clean-up).
+            self._record(self._clock.ticks, "swallowed", _label(task), f"cancellation swallowed; {outcome}")
+            self._core.warnings.append(SwallowedCancellationWarning(cancelled_at, outcome))  # warned after the run
 
     def sim_tasks(self) -> list[asyncio.Task[Any]]:
         """Unfinished tasks of this loop, in creation order."""

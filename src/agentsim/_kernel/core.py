@@ -69,6 +69,8 @@ class SimulationCore:
         #: and never the event loop libraries themselves.
         self.running_task: Callable[[], object | None] = lambda: None
         self.task_label: Callable[[], str] = lambda: ""
+        #: Warnings found during the run, issued once it has ended.
+        self.warnings: list[Warning] = []
         #: Set by the backend: a snapshot of every live task of the program.
         self.task_snapshots: Callable[[], tuple[TaskSnapshot, ...]] = lambda: ()
         #: Windowed timers set so far (for the explorer's health check).

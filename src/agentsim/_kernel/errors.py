@@ -217,6 +217,25 @@ class SimulationEscapeError(SimulationError):
         )
 
 
+class SwallowedCancellationWarning(AgentsimWarning):
+    """A task was cancelled and then finished as if it had not been: it caught
+    the ``CancelledError`` and returned without ``uncancel()``-ing, so whoever cancelled it believes it stopped. Two real
+    openai-agents bugs had this shape. ``task`` is where the cancellation
+    reached it (its ``await`` chain then). asyncio only (trio's cancellation
+    cannot be swallowed). Opt out per test with
+    ``@pytest.mark.filterwarnings("ignore::agentsim.SwallowedCancellationWarning")``.
+    """
+
+    def __init__(self, task: TaskSnapshot, outcome: str) -> None:
+        self.task = task
+        self.outcome = outcome
+        super().__init__(
+            f"task {task.name!r} was cancelled and then {outcome} instead of ending cancelled: the cancellation was "
+            f"swallowed (caught without re-raising). Re-raise CancelledError, or call task.uncancel() if stopping the "
+            f"cancellation is intended. The cancellation reached it at:\n{task.format()}"
+        )
+
+
 class LeftoverTasksWarning(AgentsimWarning):
     """Tasks were still running when the main function of a simulation returned.
 

@@ -295,6 +295,8 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
         core.guards_armed = False
         set_current_core(None)
     policy.finished(core.trace, seed)
+    for warning in core.warnings:
+        warnings.warn(warning, stacklevel=3)
     if outcome.leftover_tasks:
         warnings.warn(LeftoverTasksWarning(outcome.leftover_tasks), stacklevel=2)
     return SimulationResult(

@@ -427,6 +427,7 @@ class SimulatedRealtimeServer:
                 item = ev.assistant_item(response.item_id, "incomplete", "".join(response.spoken), text=response.text_only)
                 self._send(ev.output_item("response.output_item.done", self._ids.next("event"), rid, item))
                 output = [item]
+            raise  # after response.done (below): the task ends cancelled, as asked
         finally:
             if self._active is response:
                 self._active = None

@@ -203,15 +203,19 @@ def _safe_to_raise(frame: FrameType | None) -> bool:
 
 
 def _executing(frame: FrameType | None, limit: int = 8) -> tuple[str, ...]:
-    """``file:line in function`` of the frames that were executing, innermost first."""
+    """``file:line in function`` of the frames that were executing, innermost
+    first, up to the loop running the task; a deep stack keeps both ends
+    (where it spins, and the program's call that led there)."""
     sites: list[str] = []
-    while frame is not None and len(sites) < limit:
+    while frame is not None and len(sites) < 500:
         if is_loop_machinery(frame.f_code.co_filename):
             if sites:
                 break  # out of the task, into the loop that runs it
         else:
             sites.append(frame_site(frame))
         frame = frame.f_back
+    if len(sites) > limit:
+        sites = [*sites[: limit // 2], f"... {len(sites) - limit} more ...", *sites[-(limit // 2) :]]
     return tuple(sites)
 
 

@@ -37,9 +37,19 @@ def tone_chunks(seconds: float, samples_per_chunk: int, sample_rate: int = DEFAU
     return tuple(chunks(tone(seconds, sample_rate=sample_rate), samples_per_chunk))
 
 
-def as_pcm16(samples: npt.ArrayLike) -> npt.NDArray[np.int16]:
-    """int16 samples from int16 data or floats in [-1, 1]."""
-    array = np.asarray(samples)
+def as_pcm16(samples: npt.ArrayLike, *, name: str = "samples") -> npt.NDArray[np.int16]:
+    """int16 samples from int16 data or floats in [-1, 1] (``name``: the
+    argument, in the typed error for anything else)."""
+    from .._kernel.errors import SimulationConfigError
+
+    try:
+        array = np.asarray(samples)
+    except (TypeError, ValueError):
+        array = np.asarray(None)
+    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise SimulationConfigError(name, samples, "mono audio: a 1-D array of int16 samples, or floats in [-1, 1]")
+    if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+        raise SimulationConfigError(name, samples, "finite float samples in [-1, 1] (no NaN or infinity)")
     if array.dtype == np.int16:
         return array
     if np.issubdtype(array.dtype, np.floating):

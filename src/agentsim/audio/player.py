@@ -18,6 +18,7 @@ from typing import Any
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
+from .._kernel.validation import non_negative
 from .._kernel.lanes import register_lane
 from .._kernel.validation import OneSimulation
 from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
@@ -58,8 +59,7 @@ class SimulatedPlayer:
     """
 
     def __init__(self, *, network_delay: DelaySpec = 0.0, jitter_buffer_ms: float = 0.0, tracker: RealtimePlaybackTracker | None = None) -> None:
-        if not jitter_buffer_ms >= 0:
-            raise SimulationConfigError("jitter_buffer_ms", jitter_buffer_ms, "a number of milliseconds >= 0")
+        non_negative("jitter_buffer_ms", jitter_buffer_ms, expected="a number of milliseconds >= 0")
         self._network = OrderedLink(DelaySource(network_delay, name="network_delay", stream="player:network"))
         self.jitter_buffer_ms = jitter_buffer_ms
         #: The SDK's tracker this player reports to; pass it as ``model_config["playback_tracker"]``.

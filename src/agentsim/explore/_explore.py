@@ -18,6 +18,7 @@ from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
 from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
 from ._options import ExploreOptions
+from .._kernel.validation import whole
 
 Repro = Callable[[Schedule], str]
 
@@ -280,10 +281,12 @@ def replay(
     """
     if isinstance(schedule, str):
         schedule = Schedule.decode(schedule)
+    elif schedule is not None and not isinstance(schedule, Schedule):
+        raise SimulationConfigError("schedule", schedule, "a schedule string as a report prints it ('17:random', '17:fifo+3=1:j0'), a Schedule, or None")
     if schedule is None:
         if not isinstance(strategy, str) or not is_strategy(strategy):
             raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)
-        schedule = Schedule(seed, strategy)
+        schedule = Schedule(whole("seed", seed), strategy)
     policy: SchedulingPolicy = schedule.policy()
     return simulate(
         async_fn,

@@ -73,6 +73,8 @@ class Schedule:
 
     @classmethod
     def decode(cls, text: str) -> Schedule:
+        if not isinstance(text, str):
+            raise SimulationConfigError("schedule", text, "a schedule string such as '17:random' or '17:fifo+3=1:j0'")
         try:
             seed_text, _, rest = text.strip().partition(":")
             seed = int(seed_text)

@@ -10,6 +10,7 @@ import anyio
 from ..contrib.openai_agents.sdk import Model
 
 from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
 from ..timing import DelaySource, DelaySpec
 
 Outcome = Literal["running", "completed", "failed", "cancelled", "closed"]
@@ -72,6 +73,12 @@ class TimedModel(Model):
         event_interval: DelaySpec = 0.0,
         name: str = "model",
     ) -> None:
+        # Duck-typed like the runner: anything that answers get_response and
+        # stream_response (the SDK's Model, or a model of your own).
+        if not (callable(getattr(model, "get_response", None)) and callable(getattr(model, "stream_response", None))):
+            raise SimulationConfigError("model", model, "a model (agents.models.interface.Model: get_response and stream_response), e.g. ScriptedModel([...])")
+        if not isinstance(name, str):
+            raise SimulationConfigError("name", name, "a str naming the model in traces")
         self.model = model
         self.name = name
         self._latency = DelaySource(latency, name="latency", stream=f"model:{name}:latency")

@@ -20,7 +20,7 @@ from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
 from ..timing import Pacer, Speed, check_speed
 from ..contrib.openai_agents.sdk import turn_ended, turn_started
-from .._kernel.validation import positive, whole
+from .._kernel.validation import positive, whole, non_negative
 
 if TYPE_CHECKING:
     from .transport import ScriptedRealtimeTransport
@@ -105,6 +105,7 @@ class AudioStream:
         check_speed(pace, name="pace")
         samples_per_chunk = max(1, round(sample_rate * chunk_ms / 1000))
         if duration is not None:
+            non_negative("duration", duration, expected="seconds of audio (a finite number >= 0)")
             self._chunks = list(pcm.tone_chunks(float(duration), samples_per_chunk, sample_rate))
             total_samples = round(duration * sample_rate)
         else:

@@ -402,6 +402,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
         return self._status == "connected" and self._inbox is not None
 
     def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False) -> _Delivery:
+        for index, event in enumerate(events):
+            if not isinstance(getattr(event, "type", None), str):
+                raise SimulationConfigError(f"events[{index}]", event, "a realtime model event (agents.realtime.model_events, or turn_started(...))")
         assert self._inbox is not None
         delivery = _Delivery(events, awaited=awaited)
         self._inbox.put_nowait(delivery)

@@ -107,7 +107,7 @@ class SimulatedMicrophone:
         if isinstance(script, Sequence) and all(isinstance(part, Segment) for part in script):
             self.segments: tuple[Segment, ...] = tuple(script)  # type: ignore[arg-type]
         else:
-            samples = pcm.as_pcm16(script)  # type: ignore[arg-type]
+            samples = pcm.as_pcm16(script, name="script")  # type: ignore[arg-type]
             self.segments = (Segment(len(samples) / sample_rate, True, None, samples),)
         self.input = StreamedAudioInput()  # type: ignore[no-untyped-call]
         self.sample_rate = sample_rate

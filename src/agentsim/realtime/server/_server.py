@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..._kernel.core import record_event
 from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
-from ..._kernel.validation import OneSimulation, positive
+from ..._kernel.validation import OneSimulation, non_negative, positive
 from ...audio import pcm
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
@@ -104,6 +104,8 @@ class SimulatedRealtimeServer:
         positive("audio_chunk_ms", audio_chunk_ms)
         positive("seconds_per_word", seconds_per_word)
         check_speed(generation_speed, name="generation_speed")
+        if isinstance(replies, (str, bytes)) or not isinstance(replies, Sequence):
+            raise SimulationConfigError("replies", replies, "a list of Reply and CallTool steps")
         self._steps = [_checked_step(step, f"replies[{index}]") for index, step in enumerate(replies)]
         self._by_phrase: list[tuple[str, Step]] = []
         self._downstream = OrderedLink(DelaySource(latency, name="latency", stream="server:latency"))
@@ -172,8 +174,9 @@ class SimulatedRealtimeServer:
         no client is connected is not heard."""
         if not isinstance(transcript, str):
             raise SimulationConfigError("transcript", transcript, "the words the user says, a str")
-        if not (isinstance(seconds, int | float) and seconds >= 0):
-            raise SimulationConfigError("seconds", seconds, "how long the user speaks, in seconds >= 0")
+        non_negative("seconds", seconds, expected="how long the user speaks, in seconds >= 0")
+        if at is not None:
+            non_negative("at", at, expected="the virtual time the user starts speaking (seconds >= 0), or None for now")
         loop = asyncio.get_running_loop()
         start = loop.time() if at is None else at
         self._spawn(self._user_turn(transcript, start, seconds), self._speech_tasks)

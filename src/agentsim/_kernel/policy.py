@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 if TYPE_CHECKING:
@@ -138,21 +138,37 @@ class RandomPolicy(SchedulingPolicy):
         return RandomPolicy(seed)
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
-        option = getattr(labels, "option", None)
-        if kind != "window" or option is None:
+        if kind != "window" or not hasattr(labels, "option"):
             return self._rng.randrange(len(labels))
-        deadline = labels.deadline  # type: ignore[attr-defined]
-        eligible = []
-        for index in range(len(labels)):
-            timer = option(index).timer
-            if timer is not None:
-                if timer.policy_state is None:
-                    free = self._rng.random() < 0.5
-                    timer.policy_state = -1 if free else self._rng.randint(timer.earliest, timer.latest)
-                if timer.policy_state > deadline:
-                    continue  # sampled, and its instant is later
-            eligible.append(index)
+        eligible = eligible_window_options(labels, self._target)
         return eligible[self._rng.randrange(len(eligible))]
+
+    def _target(self, earliest: int, latest: int) -> int | None:
+        return None if self._rng.random() < 0.5 else self._rng.randint(earliest, latest)
+
+
+def eligible_window_options(labels: Sequence[str], target: Callable[[int, int], int | None]) -> list[int]:
+    """The options of a window choice a *free or sampled* policy may pick.
+
+    Each windowed timer, the first time it is a candidate, asks ``target``
+    (its earliest and latest tick): None leaves it free (its order inside the
+    overlap is open), an instant makes it sampled (not picked before that
+    instant: how lateness past frequent timers is reached). Options not yet
+    at their sampled instant are left out; the rest are eligible.
+    """
+    option = labels.option  # type: ignore[attr-defined]
+    deadline = labels.deadline  # type: ignore[attr-defined]
+    eligible = []
+    for index in range(len(labels)):
+        timer = option(index).timer
+        if timer is not None:
+            if timer.policy_state is None:
+                sampled = target(timer.earliest, timer.latest)
+                timer.policy_state = -1 if sampled is None else sampled
+            if timer.policy_state > deadline:
+                continue  # sampled, and its instant is later
+        eligible.append(index)
+    return eligible
 
 
 def fifo_choice(kind: str, labels: Sequence[str]) -> int:

@@ -567,3 +567,29 @@ def test_a_swallowed_cancellation_is_reported_with_where_it_landed() -> None:
     with warnings_module.catch_warnings():
         warnings_module.simplefilter("error", agentsim.SwallowedCancellationWarning)
         agentsim.run(honoured)
+
+
+@pytest.mark.filterwarnings("ignore::agentsim.LeftoverTasksWarning")  # the heartbeat, cancelled after the timeout
+def test_wall_timeout_names_the_spinning_main_not_a_heartbeat_beside_it() -> None:
+    # Regression: a CPU-bound main was reported as "(no frames: not started)",
+    # and with a heartbeat task beside it the heartbeat was blamed.
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(0.1)
+
+    def crunch() -> int:
+        total = 0
+        while True:
+            total += 1
+
+    async def cpu_bound_main() -> None:
+        asyncio.create_task(heartbeat())
+        await asyncio.sleep(0.35)
+        crunch()
+
+    error = agentsim.simulate(cpu_bound_main, wall_timeout=0.5).exception
+    assert isinstance(error, WallTimeoutError)
+    assert error.executing and "in crunch" in error.executing[0]
+    assert any("in cpu_bound_main" in site for site in error.executing)
+    assert error.task is not None and error.task.name == "main"
+    assert "heartbeat" not in "\n".join(error.executing)

@@ -99,6 +99,32 @@ def best_of(fn: Callable[[], None], repeat: int) -> float:
     return best
 
 
+def per_run_cost(runs: int) -> None:
+    """The fixed cost of one simulation: a trivial program (one sleep) run
+    many times, beside plain ``asyncio.run`` of the same program (a 1 ms real
+    sleep for it, a virtual second for agentsim)."""
+
+    async def trivial(seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    contenders = {
+        "asyncio.run (1 ms real sleep)": lambda: asyncio.run(trivial(0.001)),
+        "agentsim.run fifo": lambda: agentsim.run(trivial, 1.0),
+        "agentsim.run random": lambda: agentsim.run(trivial, 1.0, strategy="random"),
+    }
+    print(f"\n== per-run fixed cost: {runs} runs of a one-sleep program")
+    rates = {}
+    for name, fn in contenders.items():
+        fn()
+        started = time.perf_counter()
+        for _ in range(runs):
+            fn()
+        rates[name] = runs / (time.perf_counter() - started)
+    floor = rates["asyncio.run (1 ms real sleep)"]
+    for name, rate in rates.items():
+        print(f"{name:<32}{rate:>10,.0f} runs/s{rate / floor:>8.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
@@ -118,6 +144,7 @@ def main() -> None:
         print(f"{'contender':<26}{'wake-ups/s':>12}{'vs minimal':>12}{'vs trio Mock':>14}")
         for name, rate in rates.items():
             print(f"{name:<26}{rate:>12,.0f}{rate / floor:>11.2f}x{rate / mock:>13.2f}x")
+    per_run_cost(200 if options.quick else 2000)
 
 
 if __name__ == "__main__":

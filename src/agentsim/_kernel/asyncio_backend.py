@@ -44,7 +44,17 @@ class AsyncioBackend(Backend):
         finally:
             _abandon_stuck_tasks(loop)
             loop.close()
+            # main -> loop -> core -> these closures -> main: a cycle that kept
+            # every run's tasks alive until the cyclic collector ran.
+            core.cancel_main = _nothing
+            core.running_task = core.task_label = _nothing  # type: ignore[assignment]
+            core.task_snapshots = tuple
+            loop.on_idle = _nothing
         return outcome
+
+
+def _nothing() -> None:
+    return None
 
 
 async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Any:

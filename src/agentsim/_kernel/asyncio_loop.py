@@ -229,6 +229,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: True once the kernel itself cancels tasks (an abort, the leftovers
         #: after main): those cancellations are not the program's to honour.
         self.cleaning_up = False
+        #: This loop's unfinished tasks, by creation order: asyncio.all_tasks
+        #: scans a process-wide weak set, which costs per run what every
+        #: other simulation's tasks left behind.
+        self._live_tasks: dict[asyncio.Task[Any], None] = {}
         self._timers: list[TimerEntry] = []
         self._timer_sequence = itertools.count()
         self._cancelled_timers = 0
@@ -557,6 +561,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             if name is not None:
                 task.set_name(name)
             self._record(self._clock.ticks, "spawn", _label(task), spawned_by)
+            self._live_tasks[task] = None
             task.add_done_callback(self._record_exit)
             return task  # type: ignore[no-any-return]
         number = next(self._task_numbers)
@@ -576,10 +581,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 eager["eager_start"] = True
         self._record(self._clock.ticks, "spawn", trace_label(name, number, coro), spawned_by)
         task = _SimTask(coro, loop=self, name=name, context=context, number=number, **eager)
+        if not task.done():  # an eager task may already have finished
+            self._live_tasks[task] = None
         task.add_done_callback(self._record_exit)
         return task
 
     def _record_exit(self, task: asyncio.Task[Any]) -> None:
+        self._live_tasks.pop(task, None)
         if task.cancelled():
             outcome = "cancelled"
         elif task.exception() is not None:
@@ -596,8 +604,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
 
     def sim_tasks(self) -> list[asyncio.Task[Any]]:
         """Unfinished tasks of this loop, in creation order."""
-        tasks = [t for t in asyncio.all_tasks(self) if not t.done()]
-        return sorted(tasks, key=lambda t: getattr(t, "_agentsim_number", 0))
+        return [task for task in self._live_tasks if not task.done()]
 
     # -- processes: none on the virtual loop -----------------------------------
 

@@ -217,7 +217,7 @@ def _build_module_name_patches() -> PatchSet:
     return patches
 
 
-module_name_patches = SharedInstaller(_build_module_name_patches)
+module_name_patches = SharedInstaller(_build_module_name_patches, rebuild_always=True)
 
 
 class SeededGlobalRandom:

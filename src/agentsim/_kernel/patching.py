@@ -41,10 +41,19 @@ class PatchSet:
 
 
 class SharedInstaller:
-    """Install a patch set for as long as at least one simulation runs."""
+    """Install a patch set for as long as at least one simulation runs.
 
-    def __init__(self, build: Callable[[], PatchSet]) -> None:
+    The set is built once and reused while ``key()`` returns the same value
+    (building costs more than a trivial simulation); ``key`` says what the
+    build depends on (which modules are imported, say). ``rebuild_always``:
+    build anew each time (the build caches what it scans itself).
+    """
+
+    def __init__(self, build: Callable[[], PatchSet], *, key: Callable[[], object] = lambda: None, rebuild_always: bool = False) -> None:
         self._build = build
+        self._key = key
+        self._rebuild_always = rebuild_always
+        self._built: tuple[object, PatchSet] | None = None
         self._lock = threading.Lock()
         self._users = 0
         self._active: PatchSet | None = None
@@ -52,7 +61,10 @@ class SharedInstaller:
     def acquire(self) -> None:
         with self._lock:
             if self._users == 0:
-                patches = self._build()
+                key = self._key()
+                if self._rebuild_always or self._built is None or self._built[0] != key:
+                    self._built = (key, self._build())
+                patches = self._built[1]
                 patches.apply()
                 self._active = patches
             self._users += 1

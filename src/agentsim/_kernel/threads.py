@@ -47,4 +47,4 @@ def _build() -> PatchSet:
     return patches
 
 
-inline_threads = SharedInstaller(_build)
+inline_threads = SharedInstaller(_build, key=lambda: "trio" in sys.modules)

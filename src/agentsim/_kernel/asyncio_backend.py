@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import sniffio
+
 from .asyncio_loop import VirtualEventLoop, task_label
 from .backend import Backend, Outcome
 from .core import SimulationCore
@@ -60,6 +62,9 @@ def _nothing() -> None:
 async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Any:
     from .simulation import call_async_fn
 
+    # anyio asks sniffio which library runs on every call; with the context
+    # variable set (inherited by every task) it need not detect it each time.
+    sniffio.current_async_library_cvar.set("asyncio")
     core.guards_armed = True
     return await call_async_fn(async_fn, args)
 

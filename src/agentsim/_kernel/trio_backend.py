@@ -224,11 +224,12 @@ class _PolicyShuffler(random.Random):
             batch.reverse()
             return
         remaining = list(batch)
+        labels = [self.label(task) for task in remaining]  # once per batch, popped in step
         order = []
         while len(remaining) > 1:
-            labels = [self.label(task) for task in remaining]
             chosen = core.choose("batch", labels)
             order.append(remaining.pop(chosen))
+            labels.pop(chosen)
         order += remaining
         for task in order:
             core.trace.record(core.clock.ticks, "step", self.label(task), "")

@@ -52,17 +52,18 @@ def claim(config: Any, key: str, origin: str, nodeid: str) -> str | None:
         _remove_stale_sessions(sessions)
         directory.mkdir(parents=True, exist_ok=True)
     path = directory / hashlib.sha256(f"{key}\0{origin}".encode()).hexdigest()[:32]
-    try:
-        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        for _ in range(100):  # the claimer writes its id right after creating the file
-            claimer = path.read_text()
-            if claimer:
-                return None if claimer == nodeid else claimer
-            time.sleep(0.01)
-        return "another shard of this test"
-    with os.fdopen(descriptor, "w") as file:
+    # Written whole, then linked into place: the link fails if another shard
+    # claimed first, and a claim is never seen half-written.
+    handle, temp = tempfile.mkstemp(dir=directory)
+    with os.fdopen(handle, "w") as file:
         file.write(nodeid)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        claimer = path.read_text()
+        return None if claimer == nodeid else claimer
+    finally:
+        os.unlink(temp)
     return None
 
 

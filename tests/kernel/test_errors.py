@@ -454,11 +454,10 @@ def test_a_second_simulation_in_another_thread_is_a_typed_error_and_leaves_the_f
 
     async def first() -> list[float]:
         first_started.set()
-        # Wait (in wall time, outside the guarded calls) for the second thread's attempt.
+        # Run until the second thread has made its attempt, however long the
+        # machine takes to schedule it (wall_timeout below bounds the wait).
         while not second_done.is_set():
             await asyncio.sleep(0.001)
-            if agentsim.now() > 60:
-                break
         return [random.random() for _ in range(3)]
 
     def in_thread() -> None:

@@ -153,3 +153,13 @@ def test_datetimes_made_inside_a_simulation_are_real_ones() -> None:
     assert type(made) is datetime.datetime and type(copied) is datetime.datetime and is_instance
     assert pickle.loads(pickled) == datetime.datetime(2020, 1, 1)
     assert type(pickle.loads(now)) is datetime.datetime and pickle.loads(now).year == 2025
+
+
+def test_an_allowed_asyncio_subprocess_still_cannot_run_on_the_virtual_loop() -> None:
+    async def main() -> None:
+        await asyncio.create_subprocess_exec("true")
+
+    result = agentsim.simulate(main, allow_escapes=("subprocess",))
+    error = result.exception
+    assert isinstance(error, SimulationEscapeError) and "runs no processes" in error.api
+    assert "test_escapes.py" in error.site and [e.kind for e in result.allowed_escapes] == ["subprocess"]

@@ -209,6 +209,19 @@ def task_label(task: asyncio.Task[Any] | None) -> str:
 _label = task_label
 
 
+def _no_process(api: str) -> None:
+    """Report a process the program started: an escape, and even when the user
+    allows subprocesses, the virtual loop has no process machinery to run it."""
+    import sys
+
+    from .escapes import escape
+    from .frames import first_program_frame, frame_site
+
+    escape("subprocess", api)
+    frame = first_program_frame(sys._getframe(1))
+    raise SimulationEscapeError("subprocess", f"{api} (allowed, but the virtual loop runs no processes)", frame_site(frame) if frame else "")
+
+
 def _stepped_task_label(handle: events.Handle) -> str | None:
     """The label of the task a handle steps or wakes, or None for a plain callback."""
     callback = handle._callback
@@ -610,17 +623,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
 
     async def subprocess_exec(self, protocol_factory: Any, program: Any, *args: Any, **kwargs: Any) -> Any:
         """``asyncio.create_subprocess_exec``: a real process is an escape."""
-        from .escapes import escape
-
-        escape("subprocess", f"asyncio.create_subprocess_exec({program!r}, ...)")
-        raise SimulationEscapeError("subprocess", f"asyncio.create_subprocess_exec({program!r}) (allowed, but the virtual loop runs no processes)", "")
+        _no_process(f"asyncio.create_subprocess_exec({program!r}, ...)")
 
     async def subprocess_shell(self, protocol_factory: Any, cmd: Any, **kwargs: Any) -> Any:
         """``asyncio.create_subprocess_shell``: a real process is an escape."""
-        from .escapes import escape
-
-        escape("subprocess", f"asyncio.create_subprocess_shell({cmd!r})")
-        raise SimulationEscapeError("subprocess", f"asyncio.create_subprocess_shell({cmd!r}) (allowed, but the virtual loop runs no processes)", "")
+        _no_process(f"asyncio.create_subprocess_shell({cmd!r})")
 
     # -- executors: inline, on frozen virtual time ---------------------------
 

@@ -167,14 +167,14 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
         return
 
     def on_alarm(signum: int, frame: Any) -> None:
-        executing = _executing(frame)
-        core.abort(core.wall_timeout_error(core.running_task(), executing if _safe_to_raise(frame) else ()))
+        in_program = _safe_to_raise(frame)
+        core.abort(core.wall_timeout_error(core.running_task(), _executing(frame) if in_program else ()))
         # Raise only where the program runs (its own code, or the standard
         # library it called, such as a json.dumps loop): an exception in the
         # middle of the event loop's bookkeeping would corrupt it. Elsewhere
         # the loop sees the abort at its next wall-clock check (and the alarm
         # repeats every second meanwhile).
-        if _safe_to_raise(frame):
+        if in_program:
             raise core.abort_error  # type: ignore[misc]
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)

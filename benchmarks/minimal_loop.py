@@ -5,12 +5,20 @@ of timers, and a ``_run_once`` that jumps to the next timer when nothing is
 ready. No determinism guarantees (float ties, heap order), no trace, no
 deadlock detection, no escapes. ``benchmarks/kernel.py`` compares agentsim
 against it: whatever agentsim costs above this is the price of its features.
+
+:class:`TunedMinimalLoop` is the honest floor: the same loop with the two
+handle tweaks any virtual loop can make (handles built without asyncio's
+per-handle debug-mode checks, and ``call_soon`` skipping them too), and
+timers kept as ``(when, sequence, handle)`` tuples so that the heap
+compares numbers instead of calling ``TimerHandle.__lt__``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import heapq
+import itertools
 from asyncio import events
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -56,8 +64,77 @@ class MinimalVirtualLoop(asyncio.BaseEventLoop):
                 handle._run()
 
 
-def run_minimal(main: Callable[[], Awaitable[T]]) -> T:
-    loop = MinimalVirtualLoop()
+class _Handle(events.Handle):
+    __slots__ = ()
+
+    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
+        self._context = contextvars.copy_context() if context is None else context
+        self._loop, self._callback, self._args = loop, callback, args
+        self._cancelled, self._repr, self._source_traceback = False, None, None
+
+
+class _TimerHandle(events.TimerHandle):
+    __slots__ = ()
+
+    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
+        self._context = contextvars.copy_context() if context is None else context
+        self._loop, self._callback, self._args = loop, callback, args
+        self._cancelled, self._repr, self._source_traceback = False, None, None
+        self._when, self._scheduled = when, True
+
+
+class TunedMinimalLoop(asyncio.BaseEventLoop):
+    def __init__(self) -> None:
+        super().__init__()
+        self._virtual_now = 0.0
+        self._timers: list[tuple[float, int, events.TimerHandle]] = []
+        self._sequence = itertools.count()
+
+    def time(self) -> float:
+        return self._virtual_now
+
+    def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
+        handle = _Handle(callback, args, self, context)
+        self._ready.append(handle)
+        return handle
+
+    def _call_soon(self, callback: Callable[..., object], args: Any, context: Any) -> events.Handle:
+        handle = _Handle(callback, args, self, context)
+        self._ready.append(handle)
+        return handle
+
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
+        timer = _TimerHandle(when, callback, args, self, context)
+        heapq.heappush(self._timers, (when, next(self._sequence), timer))
+        return timer
+
+    def _write_to_self(self) -> None:
+        pass
+
+    def _process_events(self, event_list: Any) -> None:
+        pass
+
+    def _run_once(self) -> None:
+        timers = self._timers
+        while timers and timers[0][2]._cancelled:
+            heapq.heappop(timers)[2]._scheduled = False
+        if not self._ready:
+            if not timers:
+                raise RuntimeError("deadlock")
+            self._virtual_now = max(self._virtual_now, timers[0][0])
+        while timers and timers[0][0] <= self._virtual_now:
+            handle = heapq.heappop(timers)[2]
+            handle._scheduled = False
+            self._ready.append(handle)
+        for _ in range(len(self._ready)):
+            handle = self._ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+
+
+def run_minimal(main: Callable[[], Awaitable[T]], *, tuned: bool = False) -> T:
+    """Run ``main()`` on the minimal loop (``tuned``: :class:`TunedMinimalLoop`)."""
+    loop: asyncio.BaseEventLoop = TunedMinimalLoop() if tuned else MinimalVirtualLoop()
     try:
         return loop.run_until_complete(main())
     finally:

@@ -37,7 +37,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, fifo_choice
+from .policy import CONTINUE
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
 
@@ -128,14 +128,16 @@ class _WindowTimerHandle(_TimerHandle):
 class _TimerChoiceLabels(Sequence[str]):
     """Labels of a ``"timer"`` choice without copying the due list each step."""
 
-    __slots__ = ("_offset", "_due")
+    __slots__ = ("_offset", "_due", "_length")
 
     def __init__(self, ready: bool, due: list[TimerEntry]) -> None:
         self._offset = 1 if ready else 0
         self._due = due
+        # The due list does not change while the policy decides.
+        self._length = len(due) + self._offset
 
     def __len__(self) -> int:
-        return len(self._due) + self._offset
+        return self._length
 
     def __getitem__(self, index: int) -> str:
         if index < 0:
@@ -220,15 +222,6 @@ def _no_process(api: str) -> None:
     escape("subprocess", api)
     frame = first_program_frame(sys._getframe(1))
     raise SimulationEscapeError("subprocess", f"{api} (allowed, but the virtual loop runs no processes)", frame_site(frame) if frame else "")
-
-
-def _stepped_task_label(handle: events.Handle) -> str | None:
-    """The label of the task a handle steps or wakes, or None for a plain callback."""
-    callback = handle._callback
-    if callback.__class__ is _FunctionType:
-        return None
-    owner = getattr(callback, "__self__", None)
-    return owner._agentsim_label if owner.__class__ is _SimTask else None
 
 
 class VirtualEventLoop(asyncio.BaseEventLoop):
@@ -382,10 +375,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 self._clock.ticks = ticks
                 self._now = ticks / TICKS_PER_SECOND
         if not self._fifo:
-            self._countdown -= 1
-            if not self._countdown:
-                self._maintain()
-            self._step_with_policy()
+            self._run_instant_with_policy()
             return
         # FIFO, asyncio's own rule: fire every due timer in schedule order,
         # then run the batch that was ready at that point; repeat while this
@@ -494,8 +484,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._core.wall_time_exceeded():
             self._core.abort(self._core.wall_timeout_error())
 
-    def _step_with_policy(self) -> None:
-        """One step when the policy decides: fire a due timer, or run one callback.
+    def _run_instant_with_policy(self) -> None:
+        """This instant's steps when the policy decides: each step fires a due
+        timer or runs one callback (all in this one turn, as the FIFO path
+        does, not one trip through ``run_forever`` per step).
 
         The ready queue is never reordered: everything in it was caused, in
         that order, by work that already ran. Only timers due now may enter it
@@ -507,49 +499,63 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         (the policy's "FIFO choice") reproduces the FIFO path exactly, and a
         schedule is "FIFO plus these deviations".
         """
-        timers, due, ready = self._timers, self._due, self._ready
+        due, ready = self._due, self._ready
         now = self._clock.ticks
-        if not self._batch_left:
-            # A new batch: what is ready now, plus the timers due now.
-            while timers and timers[0][0] <= now:
-                entry = heappop(timers)
-                if entry[2]._cancelled:
-                    entry[2]._scheduled = False
-                    self._cancelled_timers -= 1
-                else:
-                    due.append(entry)
-            self._batch_left = len(ready)
+        choose = self._core.choose
+        append_event = self._append_event
+        append_event(now)  # the tick of the task steps recorded below (compact form)
+        while True:
+            self._countdown -= 1
+            if not self._countdown:
+                self._maintain()
+            timers = self._timers
+            if not self._batch_left:
+                # A new batch: what is ready now, plus the timers due now.
+                while timers and timers[0][0] <= now:
+                    entry = heappop(timers)
+                    if entry[2]._cancelled:
+                        entry[2]._scheduled = False
+                        self._cancelled_timers -= 1
+                    else:
+                        due.append(entry)
+                self._batch_left = len(ready)
             if not due:
-                for _ in range(self._batch_left):
-                    self._run_handle(ready.popleft(), now)
-                self._batch_left = 0
+                self._batch_left -= 1
+                handle = ready.popleft()
+            else:
+                can_continue = self._batch_left > 0
+                if not can_continue and len(due) == 1:
+                    chosen = 0  # nothing to decide: the only due timer fires
+                else:
+                    chosen = choose("timer", _TimerChoiceLabels(can_continue, due), 1 if can_continue else 0)
+                if can_continue and chosen == 0:
+                    self._batch_left -= 1
+                    handle = ready.popleft()
+                else:  # firing is a step of its own
+                    self._fire(due.pop(chosen - 1 if can_continue else chosen), now)
+                    handle = None
+            if handle is not None and not handle._cancelled:
+                # Task steps are the schedule: record which task ran, in order.
+                callback = handle._callback
+                if callback.__class__ is not _FunctionType:
+                    owner = getattr(callback, "__self__", None)
+                    if owner.__class__ is _SimTask:
+                        append_event(owner._agentsim_label)
+                handle._run()
+            if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
                 return
-        if not due:
-            self._batch_left -= 1
-            self._run_handle(ready.popleft(), now)
-            return
-        can_continue = self._batch_left > 0
-        labels = _TimerChoiceLabels(can_continue, due)
-        chosen = self._core.choose("timer", labels, fifo_choice("timer", labels)) if len(labels) > 1 else 0
-        if can_continue and chosen == 0:
-            self._batch_left -= 1
-            self._run_handle(ready.popleft(), now)
-            return
-        _, _, handle, creator = due.pop(chosen - 1 if can_continue else chosen)
+
+    def _fire(self, entry: TimerEntry, now: int) -> None:
+        """Fire a due timer: it joins the ready queue, and the current batch (as
+        in asyncio); a timer cancelled while it waited does nothing."""
+        _, _, handle, creator = entry
         handle._scheduled = False
-        if handle._cancelled:  # cancelled while waiting to fire: nothing to do
+        if handle._cancelled:
             self._cancelled_timers -= 1
             return
         self._append_event((now, "timer", creator, ""))
-        ready.append(handle)
-        self._batch_left += 1  # a fired timer joins the current batch, as in asyncio
-
-    def _run_handle(self, handle: events.Handle, now: int) -> None:
-        if not handle._cancelled:
-            label = _stepped_task_label(handle)
-            if label is not None:
-                self._append_event((now, "step", label, ""))
-            handle._run()
+        self._ready.append(handle)
+        self._batch_left += 1
 
     def _limit_error(self, next_ticks: int) -> Any:
         from .errors import VirtualTimeLimitError

@@ -115,7 +115,9 @@ class SimulationCore:
         naming the policy and the choice (the stock option is taken meanwhile,
         so that clean-up can run)."""
         chosen = self.policy.choose(kind, labels)
-        if isinstance(chosen, bool) or not isinstance(chosen, int) or not 0 <= chosen < len(labels):
+        options = len(labels)
+        odd = chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))
+        if odd or not 0 <= chosen < options:
             from .errors import SimulationConfigError
 
             self.abort(
@@ -126,7 +128,7 @@ class SimulationCore:
                 )
             )
             chosen = fifo
-        self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo)
+        self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo, options)
         return chosen
 
     def record_escape(self, error: SimulationEscapeError) -> None:

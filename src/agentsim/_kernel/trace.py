@@ -5,18 +5,21 @@ however long it was; only the last ``keep_last`` events are kept as objects.
 An hour-long simulated call therefore costs a fixed amount of trace memory.
 
 Backends record on their hot path, so recording is one ``list.append`` of a
-plain tuple; hashing and the ring buffer are fed in chunks.
+plain tuple (or of a bare label, for task steps); hashing happens in chunks,
+with C-level loops (``repr`` of each item, joined), and the kept window holds
+chunks in that compact form, decoded into events only when read.
 """
 
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections import deque
+from operator import countOf
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .choices import ChoiceLog
 from .clock import TICKS_PER_SECOND
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
@@ -62,8 +65,9 @@ class Trace:
 
     ``digest()`` is identical for identical schedules and differs when the
     order of events differs. ``events`` holds the last ``keep_last`` events
-    (all of them when ``keep_last`` is None); ``choices`` every choice the
-    scheduling policy made, as ``(kind, option count, chosen index)``.
+    (all of them when ``keep_last`` is None); ``choices`` the choices the
+    scheduling policy made (a :class:`~agentsim._kernel.choices.ChoiceLog`:
+    all counted and hashed, the last ``keep_last`` kept, every deviation kept).
     """
 
     def __init__(self, keep_last: int | None = 50_000) -> None:
@@ -73,15 +77,19 @@ class Trace:
         #: ``str`` of each task stepped at that tick (no tuple per step).
         #: Whoever uses it calls :meth:`flush_if_large` now and then.
         self.append_raw = self._pending.append
+        self._keep_last = keep_last
+        #: The kept window: chunks of the compact form, each with the tick in
+        #: force at its start and its number of events.
+        self._chunks: deque[tuple[int, list[RawEvent | int | str], int]] = deque()
+        self._kept = 0
         self._step_ticks = 0
-        self._ring: deque[RawEvent] = deque(maxlen=keep_last)
         self._hash = hashlib.blake2b(digest_size=16)
         # The same events without their instants: equal for runs that did the
         # same things in the same order at different times (jitter variants).
         self._order_hash = hashlib.blake2b(digest_size=16)
         self._count = 0
-        #: Every policy choice: (kind, option count, chosen, the FIFO choice).
-        self.choices: list[tuple[str, int, int, int]] = []
+        #: Every policy choice, compactly (see choices.py).
+        self.choices = ChoiceLog(keep_last)
 
     # -- recording (hot path) ------------------------------------------------
 
@@ -92,63 +100,69 @@ class Trace:
         if len(pending) >= _CHUNK:
             self._flush()
 
-    def record_choice(self, ticks: int, kind: str, labels: Sequence[str], chosen: int, fifo: int = 0) -> None:
-        """Record a decision of the scheduling policy (``fifo``: what FIFO would have chosen)."""
-        self.choices.append((kind, len(labels), chosen, fifo))
-        deviation = f" (fifo {fifo}: {labels[fifo]})" if chosen != fifo else ""
+    def record_choice(self, ticks: int, kind: str, labels: Sequence[str], chosen: int, fifo: int = 0, options: int | None = None) -> None:
+        """Record a decision of the scheduling policy (``fifo``: what FIFO would
+        have chosen; ``options``: ``len(labels)``, if the caller knows it).
+
+        Every choice goes to the compact log (and so into the digest); a
+        choice that left FIFO order is also an event, in words, for reports."""
+        if options is None:
+            options = len(labels)
+        self.choices.append(kind, options, chosen, fifo)
+        if chosen == fifo:
+            return
+        deviation = f"(fifo {fifo}: {labels[fifo]})"
         timing = getattr(labels, "timing", None)
-        if deviation and timing is not None:  # a window choice: the windows, and when the pick fired
-            deviation = f" {timing(chosen)} fired at {labels.fires_at(chosen)} (fifo {fifo}: {labels[fifo]} {timing(fifo)})"  # type: ignore[attr-defined]
-        self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{len(labels)}{deviation}")
+        if timing is not None:  # a window choice: the windows, and when the pick fired
+            deviation = f"{timing(chosen)} fired at {labels.fires_at(chosen)} (fifo {fifo}: {labels[fifo]} {timing(fifo)})"  # type: ignore[attr-defined]
+        self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{options} {deviation}")
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:
             self._flush()
+        if len(self.choices.pending) >= _CHUNK:
+            self.choices.settle()
 
     def _flush(self) -> None:
         pending = self._pending
         if not pending:
             return
-        events = self._expand(pending)
-        # Unit and record separators cannot appear in names, so the encoding is
-        # unambiguous. The instants are hashed apart, as one packed array.
-        blob = "\x1e".join(f"{k}\x1f{n}\x1f{d}" for _, k, n, d in events).encode("utf-8", "surrogatepass")
-        # The order is what the program did: its steps and what doubles saw,
-        # not the scheduler's bookkeeping (timer firings, choices, jumps),
-        # which the policy path records and the FIFO fast path does not.
-        self._order_hash.update(
-            "\x1e".join(f"{k}\x1f{n}\x1f{d}" for _, k, n, d in events if k not in _SCHEDULER_KINDS).encode("utf-8", "surrogatepass")
-        )
-        self._order_hash.update(b"\x1d")
-        self._hash.update(blob)
-        self._hash.update(array("q", [event[0] for event in events]).tobytes())
+        # ``repr`` tells the three forms apart by their first character (a
+        # quote, a digit, a parenthesis), so the encoding is unambiguous; the
+        # record separator cannot appear in a repr.
+        self._hash.update("\x1e".join(map(repr, pending)).encode("utf-8", "surrogatepass"))
         self._hash.update(b"\x1d")
-        self._ring.extend(events)
-        self._count += len(events)
-        pending.clear()
-
-    def _expand(self, pending: list[RawEvent | int | str]) -> list[RawEvent]:
-        """Decode the compact hot-path form: an ``int`` sets the current tick,
-        a ``str`` is a task step at that tick, a tuple is a whole event."""
-        events: list[RawEvent] = []
-        ticks = self._step_ticks
-        for item in pending:
-            kind = item.__class__
-            if kind is str:
-                events.append((ticks, "step", item, ""))  # type: ignore[arg-type]
-            elif kind is int:
-                ticks = item  # type: ignore[assignment]
-            else:
-                events.append(item)  # type: ignore[arg-type]
-        self._step_ticks = ticks
-        return events
+        # The order is what the program did: its steps and what doubles saw,
+        # not the instants nor the scheduler's bookkeeping (timer firings,
+        # choices, jumps), which the policy path records and the FIFO path not.
+        order = [
+            item if item.__class__ is str else item[1:]  # type: ignore[index]
+            for item in pending
+            if item.__class__ is str or (item.__class__ is not int and item[1] not in _SCHEDULER_KINDS)  # type: ignore[index]
+        ]
+        self._order_hash.update("\x1e".join(map(repr, order)).encode("utf-8", "surrogatepass"))
+        self._order_hash.update(b"\x1d")
+        events = len(pending) - countOf(map(type, pending), int)
+        chunk = pending.copy()
+        pending.clear()  # in place: the backends hold its bound append
+        self._chunks.append((self._step_ticks, chunk, events))
+        self._step_ticks = _last_tick(chunk, self._step_ticks)
+        self._count += events
+        self._kept += events
+        keep_last = self._keep_last
+        if keep_last is not None:
+            chunks = self._chunks
+            while self._kept - chunks[0][2] >= keep_last:
+                self._kept -= chunks.popleft()[2]
 
     # -- reading -------------------------------------------------------------
 
     def digest(self) -> str:
         """Hex digest of every event so far: equal schedules, equal digests."""
         self._flush()
-        return self._hash.copy().hexdigest()
+        whole = self._hash.copy()
+        whole.update(self.choices.digest())  # every choice, compactly
+        return whole.hexdigest()
 
     def order_digest(self) -> str:
         """Hex digest of every event so far without its instant: equal for runs
@@ -165,13 +179,18 @@ class Trace:
     def events(self) -> list[TraceEvent]:
         """The kept events, oldest first, each with its index in the whole run."""
         self._flush()
-        first = self._count - len(self._ring)
-        return [TraceEvent(first + i, *raw) for i, raw in enumerate(self._ring)]
+        raw: list[RawEvent] = []
+        for ticks, chunk, _ in self._chunks:
+            raw.extend(_decode(chunk, ticks))
+        if self._keep_last is not None and len(raw) > self._keep_last:
+            raw = raw[len(raw) - self._keep_last :]
+        first = self._count - len(raw)
+        return [TraceEvent(first + i, *event) for i, event in enumerate(raw)]
 
     @property
     def deviations(self) -> dict[int, int]:
         """``{choice number: chosen option}`` where the schedule left FIFO order."""
-        return {i: chosen for i, (_, _, chosen, fifo) in enumerate(self.choices) if chosen != fifo}
+        return self.choices.deviations
 
     def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self.events)
@@ -180,7 +199,8 @@ class Trace:
     def dropped(self) -> int:
         """How many early events are no longer kept (still part of the digest)."""
         self._flush()
-        return self._count - len(self._ring)
+        kept = self._kept if self._keep_last is None else min(self._kept, self._keep_last)
+        return self._count - kept
 
     def format(self, last: int | None = 50) -> str:
         """A readable timeline of the last ``last`` kept events, in virtual ms."""
@@ -188,3 +208,26 @@ class Trace:
         if last is not None:
             events = events[-last:]
         return "\n".join(event.format() for event in events)
+
+
+def _last_tick(chunk: list[RawEvent | int | str], ticks: int) -> int:
+    """The tick in force after ``chunk`` (its last bare ``int``, else ``ticks``)."""
+    for item in reversed(chunk):
+        if item.__class__ is int:
+            return item
+    return ticks
+
+
+def _decode(chunk: list[RawEvent | int | str], ticks: int) -> list[RawEvent]:
+    """Events of the compact hot-path form: an ``int`` sets the current tick,
+    a ``str`` is a task step at that tick, a tuple is a whole event."""
+    events: list[RawEvent] = []
+    for item in chunk:
+        kind = item.__class__
+        if kind is str:
+            events.append((ticks, "step", item, ""))  # type: ignore[arg-type]
+        elif kind is int:
+            ticks = item  # type: ignore[assignment]
+        else:
+            events.append(item)  # type: ignore[arg-type]
+    return events

@@ -107,7 +107,7 @@ def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int =
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism
     deviations = _ddmin(original, lambda items: shrinker.fails(dict(items), 1.0))
-    fifo = {index: choice[3] for index, choice in enumerate(failing.trace.choices)}
+    fifo = failing.trace.choices.stock_options()
     deviations = _closer_to_stock(deviations, fifo, lambda items: shrinker.fails(dict(items), 1.0))
     jitter = 1.0
     if shrinker.fails(dict(deviations), 0.0):
@@ -137,7 +137,7 @@ def simpler_failing_neighbours(run: RunSchedule, minimal: MinimalSchedule) -> li
     target = origin(minimal.exception)
     base = minimal.schedule
     deviations = minimal.deviations
-    stock = {index: choice[3] for index, choice in enumerate(minimal.trace.choices)}
+    stock = minimal.trace.choices.stock_options()
 
     def fails(candidate: dict[int, int]) -> bool:
         result = run(Schedule(base.seed, "replay", candidate, base.jitter, windows=base.windows))

@@ -1,0 +1,129 @@
+"""The policy's choices of one run, kept compactly and in bounded memory.
+
+A random run of a one-hour call makes hundreds of thousands of choices; as
+tuples they cost ~47 MB. Here each choice is three integers appended to
+arrays (its kind, the options it had, the option taken, the stock option),
+hashed in chunks (the trace's digest covers that hash) and then dropped,
+except:
+
+* the last ``keep_last`` choices, kept for reading (as the event trace keeps
+  its last events);
+* every *deviation* (a choice that left FIFO order), kept whole: replaying
+  and shrinking a schedule need all of them, and they are what a schedule is.
+
+So memory grows with the deviations a run made (three integers each), not
+with its choices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections import deque
+from collections.abc import Iterator
+from typing import Final, NamedTuple
+
+#: Choice kinds as small integers (the compact form), and back.
+KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3}
+_KIND_NAMES: Final = {code: name for name, code in KIND_CODES.items()}
+
+
+class Choice(NamedTuple):
+    """One decision of the scheduling policy."""
+
+    kind: str
+    #: How many options it had.
+    options: int
+    #: The option taken.
+    chosen: int
+    #: The option stock (FIFO) order takes there.
+    fifo: int
+
+
+class ChoiceLog:
+    """Every choice of a run: counted and hashed whole, kept in part (see module doc).
+
+    Reads like a sequence of :class:`Choice` over the kept ones (the last
+    ``keep_last``); ``len()`` counts them all; :attr:`deviations` and
+    :meth:`stock_options` cover the whole run.
+    """
+
+    def __init__(self, keep_last: int | None = 50_000) -> None:
+        #: The compact form not yet hashed: kind, options, chosen, stock option per choice.
+        self.pending = array("q")
+        self._recent: deque[tuple[int, int, int, int]] = deque(maxlen=keep_last)
+        self._count = 0
+        self._deviation_index = array("q")
+        self._deviation_chosen = array("q")
+        self._deviation_fifo = array("q")
+        self._hash = hashlib.blake2b(digest_size=16)
+
+    def append(self, kind: str, options: int, chosen: int, fifo: int) -> None:
+        """Record one choice (the hot path: a few array appends)."""
+        code = KIND_CODES.get(kind, 4)
+        self.pending.extend((code, options, chosen, fifo))
+        if chosen != fifo:
+            self._deviation_index.append(self._count + len(self.pending) // 4 - 1)
+            self._deviation_chosen.append(chosen)
+            self._deviation_fifo.append(fifo)
+
+    def settle(self) -> None:
+        """Hash the choices recorded since the last call and move them to the kept window."""
+        pending = self.pending
+        if not pending:
+            return
+        self._hash.update(pending.tobytes())
+        self._recent.extend(zip(pending[0::4], pending[1::4], pending[2::4], pending[3::4]))
+        self._count += len(pending) // 4
+        del pending[:]
+
+    def digest(self) -> bytes:
+        """The hash of every choice so far."""
+        self.settle()
+        return self._hash.digest()
+
+    # -- reading ---------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._count + len(self.pending) // 4
+
+    @property
+    def dropped(self) -> int:
+        """How many early choices are no longer kept (still counted, hashed, and
+        their deviations kept)."""
+        self.settle()
+        return self._count - len(self._recent)
+
+    def __iter__(self) -> Iterator[Choice]:
+        self.settle()
+        for code, options, chosen, fifo in self._recent:
+            yield Choice(_KIND_NAMES.get(code, "other"), options, chosen, fifo)
+
+    def __getitem__(self, index: int) -> Choice:
+        """The choice numbered ``index`` in the run (it must still be kept)."""
+        self.settle()
+        first = self._count - len(self._recent)
+        position = index + self._count if index < 0 else index
+        if not first <= position < self._count:
+            raise IndexError(f"choice {index} is not kept (kept: {first} to {self._count - 1})")
+        code, options, chosen, fifo = self._recent[position - first]
+        return Choice(_KIND_NAMES.get(code, "other"), options, chosen, fifo)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChoiceLog):
+            return len(self) == len(other) and list(self) == list(other) and self.deviations == other.deviations
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<ChoiceLog {len(self)} choices, {len(self._deviation_index)} deviations>"
+
+    @property
+    def deviations(self) -> dict[int, int]:
+        """``{choice number: chosen option}`` where the run left FIFO order (all of them)."""
+        return dict(zip(self._deviation_index, self._deviation_chosen))
+
+    def stock_options(self) -> dict[int, int]:
+        """``{choice number: the FIFO option there}`` at every deviation."""
+        return dict(zip(self._deviation_index, self._deviation_fifo))

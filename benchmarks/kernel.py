@@ -6,9 +6,15 @@ Shapes (from the kernel issue):
   * ``100x1000``: 100 tasks, each 1,000 sleeps of 20 ms (wide fan-out, every
     wake-up a 100-way tie).
 
-Contenders: agentsim asyncio (fifo, random), agentsim trio (fifo), the
-minimal 60-line virtual-time loop (``minimal_loop.py``, the cost floor),
-trio's ``MockClock(autojump_threshold=0)``, and looptime if installed.
+Contenders: agentsim asyncio (fifo, random, pct), agentsim trio (fifo,
+random), the minimal virtual-time loop (``minimal_loop.py``) untuned and
+tuned (the honest floor: the ratios are to it), trio's
+``MockClock(autojump_threshold=0)``, and looptime if installed.
+
+Then the cost of one wake-up when 10, 100, 1,000 and 10,000 tasks wake
+together, per strategy and backend: measured as the difference between two
+runs of different lengths, so spawning the tasks is not counted (flat is the
+goal: a choice point must not cost more with more options).
 
 Each contender runs ``--repeat`` times; the best time counts (least disturbed
 by other load on a shared machine). Results are printed as wake-ups/s and as
@@ -69,8 +75,11 @@ def contenders(tasks: int, sleeps: int) -> dict[str, Callable[[], None]]:
     found: dict[str, Callable[[], None]] = {
         "agentsim asyncio fifo": lambda: agentsim.run(aio, wall_timeout=None),
         "agentsim asyncio random": lambda: agentsim.run(aio, strategy="random", seed=1, wall_timeout=None),
+        "agentsim asyncio pct": lambda: agentsim.run(aio, strategy="pct", seed=1, wall_timeout=None),
         "agentsim trio fifo": lambda: agentsim.run(tri, backend="trio", wall_timeout=None),
-        "minimal 60-line loop": lambda: run_minimal(aio),  # type: ignore[arg-type]
+        "agentsim trio random": lambda: agentsim.run(tri, backend="trio", strategy="random", seed=1, wall_timeout=None),
+        "minimal loop": lambda: run_minimal(aio),  # type: ignore[arg-type]
+        "tuned minimal loop": lambda: run_minimal(aio, tuned=True),  # type: ignore[arg-type]
         "trio MockClock": lambda: trio.run(tri, clock=trio.testing.MockClock(autojump_threshold=0)),
     }
     try:
@@ -97,6 +106,34 @@ def best_of(fn: Callable[[], None], repeat: int) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
+    """Microseconds per wake-up when ``width`` tasks wake at every instant."""
+    widths = (10, 100, 1_000, 10_000)
+    print(f"\n== cost of one wake-up (us) when N tasks wake together (~{wakeups:,} wake-ups per run, spawning excluded)")
+    print(f"{'backend/strategy':<26}" + "".join(f"{f'N={width:,}':>11}" for width in widths) + f"{'10k / 10':>10}")
+    for backend in ("asyncio", "trio"):
+        # The floor of each backend first: what the wake-up costs without agentsim.
+        for strategy in ("floor", "fifo", "random", "pct"):
+            costs = []
+            for width in widths:
+                rounds = max(4, wakeups // width)
+                program = asyncio_program if backend == "asyncio" else trio_program
+
+                def timed(rounds: int, width: int = width) -> float:
+                    main = program(width, rounds)
+                    if strategy == "floor" and backend == "asyncio":
+                        return best_of(lambda: run_minimal(main, tuned=True), repeat)  # type: ignore[arg-type]
+                    if strategy == "floor":
+                        return best_of(lambda: trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)), repeat)
+                    return best_of(lambda: agentsim.run(main, backend=backend, strategy=strategy, seed=1, wall_timeout=None), repeat)
+
+                # Two lengths: the difference is the wake-ups alone.
+                costs.append((timed(2 * rounds) - timed(rounds)) / (width * rounds) * 1e6)
+            cells = "".join(f"{cost:>11.1f}" for cost in costs)
+            name = {"asyncio": "tuned minimal loop", "trio": "trio MockClock"}[backend] if strategy == "floor" else f"{backend} {strategy}"
+            print(f"{name:<26}{cells}{costs[-1] / costs[0]:>9.2f}x")
 
 
 def per_run_cost(runs: int) -> None:
@@ -139,11 +176,12 @@ def main() -> None:
         for name, fn in contenders(tasks, sleeps).items():
             seconds = best_of(fn, options.repeat)
             rates[name] = wakeups / seconds
-        floor = rates["minimal 60-line loop"]
+        floor = rates["tuned minimal loop"]
         mock = rates["trio MockClock"]
-        print(f"{'contender':<26}{'wake-ups/s':>12}{'vs minimal':>12}{'vs trio Mock':>14}")
+        print(f"{'contender':<26}{'wake-ups/s':>12}{'vs tuned floor':>16}{'vs trio Mock':>14}")
         for name, rate in rates.items():
-            print(f"{name:<26}{rate:>12,.0f}{rate / floor:>11.2f}x{rate / mock:>13.2f}x")
+            print(f"{name:<26}{rate:>12,.0f}{rate / floor:>15.2f}x{rate / mock:>13.2f}x")
+    wakeup_cost_by_width(options.repeat, 20_000 if options.quick else 100_000)
     per_run_cost(200 if options.quick else 2000)
 
 

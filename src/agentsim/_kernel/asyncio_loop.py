@@ -31,6 +31,7 @@ import itertools
 import types
 from asyncio import events
 from collections.abc import Callable, Sequence
+from bisect import bisect_left, insort
 from heapq import heapify, heappop, heappush
 from typing import Any, Final
 
@@ -38,6 +39,7 @@ from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
 from .policy import CONTINUE
+from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
 
@@ -147,6 +149,37 @@ class _TimerChoiceLabels(Sequence[str]):
         return self._due[index - self._offset][3] or "-"
 
 
+class _RankedTimerChoiceLabels(_TimerChoiceLabels):
+    """The same labels, also answering PCT's "which ranks highest" in O(log n)
+    (see ``ranking.py``): the due list is kept in ``(tick, sequence)`` order,
+    so an option's index is a bisection away."""
+
+    __slots__ = ("_ranked",)
+
+    def __init__(self, ready: bool, due: list[TimerEntry], ranked: RankHeap) -> None:
+        super().__init__(ready, due)
+        self._ranked = ranked
+
+    def best(self, priority: Priority) -> int:
+        top = self._ranked.top(priority)
+        if top is None:
+            return 0
+        key, value = top
+        if self._offset and priority(CONTINUE) >= value:
+            return 0  # ties go to the lower index, as a scan would
+        return bisect_left(self._due, key) + self._offset
+
+    def thread(self, index: int) -> str:
+        if self._offset and index == 0:
+            return CONTINUE
+        entry = self._due[index - self._offset]
+        return self._ranked.thread((entry[0], entry[1]))
+
+
+def _is_pending(entry: TimerEntry) -> bool:
+    return entry[2]._scheduled  # type: ignore[no-any-return]
+
+
 def trace_label(name: str, number: int, coro: Any) -> str:
     """A task's name in traces: unique per simulation, and saying what the task
     runs when nobody named it (``Session._process_events#11``, not ``Task-11``)."""
@@ -244,8 +277,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._cancelled_timers = 0
         #: Timers with windows (``call_window``), fired when time must move.
         self._windows = WindowedTimers()
-        #: Timers due now that a non-FIFO policy has not fired yet (in schedule order).
+        #: Timers due now that a non-FIFO policy has not fired yet, in (tick, sequence) order.
         self._due: list[TimerEntry] = []
+        #: The due timers by thread priority, for policies that rank (PCT).
+        self._ranked = RankHeap(_is_pending) if getattr(core.policy, "ranks_options", False) else None
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
@@ -464,7 +499,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._fifo:
             self._ready.extend(entry[2] for entry in entries)
         else:
-            self._due.extend(entries)
+            for entry in entries:
+                self._add_due(entry)
         return True
 
     def _maintain(self) -> None:
@@ -516,6 +552,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     if entry[2]._cancelled:
                         entry[2]._scheduled = False
                         self._cancelled_timers -= 1
+                    elif due and entry < due[-1] or self._ranked is not None:
+                        self._add_due(entry)
                     else:
                         due.append(entry)
                 self._batch_left = len(ready)
@@ -526,8 +564,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 can_continue = self._batch_left > 0
                 if not can_continue and len(due) == 1:
                     chosen = 0  # nothing to decide: the only due timer fires
-                else:
+                elif self._ranked is None:
                     chosen = choose("timer", _TimerChoiceLabels(can_continue, due), 1 if can_continue else 0)
+                else:
+                    chosen = choose("timer", _RankedTimerChoiceLabels(can_continue, due, self._ranked), 1 if can_continue else 0)
                 if can_continue and chosen == 0:
                     self._batch_left -= 1
                     handle = ready.popleft()
@@ -545,11 +585,23 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
                 return
 
+    def _add_due(self, entry: TimerEntry) -> None:
+        """Put a timer that fell due in the due list, in (tick, sequence) order."""
+        due = self._due
+        if due and entry < due[-1]:  # an earlier deadline, scheduled later (call_at in the past)
+            insort(due, entry)
+        else:
+            due.append(entry)
+        if self._ranked is not None:
+            self._ranked.add((entry[0], entry[1]), entry[3] or "-", entry)
+
     def _fire(self, entry: TimerEntry, now: int) -> None:
         """Fire a due timer: it joins the ready queue, and the current batch (as
         in asyncio); a timer cancelled while it waited does nothing."""
-        _, _, handle, creator = entry
+        ticks, sequence, handle, creator = entry
         handle._scheduled = False
+        if self._ranked is not None:
+            self._ranked.remove((ticks, sequence))
         if handle._cancelled:
             self._cancelled_timers -= 1
             return

@@ -35,6 +35,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
+from .ranking import RankedOptions, scan_best
+
 if TYPE_CHECKING:
     from .trace import Trace
 
@@ -221,6 +223,8 @@ class PCTPolicy(SchedulingPolicy):
     """
 
     name = "pct"
+    #: Backends offer this policy's choices as RankedOptions (ranking.py).
+    ranks_options = True
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         return PCTPolicy(seed, depth=self.depth, steps=self.steps)
@@ -244,20 +248,19 @@ class PCTPolicy(SchedulingPolicy):
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         self._step += 1
         # Two options of one task (its sleep and its timeout) are two threads
-        # here: with one priority, the first would always win.
-        keys = list(labels)
-        if len(set(keys)) < len(keys):
-            seen: dict[str, int] = {}
-            for index, label in enumerate(keys):
-                seen[label] = seen.get(label, 0) + 1
-                if seen[label] > 1:
-                    keys[index] = f"{label}'{seen[label]}"
-        chosen = max(range(len(keys)), key=lambda i: self._priority(keys[i]))
+        # here: with one priority, the first would always win. The backends'
+        # options find the best in O(log n) (ranking.py); plain lists are scanned.
+        if getattr(labels, "best", None) is not None:  # a RankedOptions (cheaper than isinstance)
+            ranked: RankedOptions = labels  # type: ignore[assignment]
+            chosen = ranked.best(self._priority)
+            winner = ranked.thread(chosen)
+        else:
+            chosen, winner = scan_best(labels, self._priority)
         if self._change_points and self._step == self._change_points[0]:
             # The i-th change point drops the winner to priority depth - i.
             self._change_points.pop(0)
             self._changes += 1
-            self._priorities[keys[chosen]] = self.depth - self._changes
+            self._priorities[winner] = self.depth - self._changes
         return chosen
 
 

@@ -50,7 +50,13 @@ def main() -> None:
         minutes, seed, strategy, microphone = args.case.split(",")
         print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic")))
         return
-    cases = [(args.minutes, 0, "fifo", ""), (args.minutes, 3, "random", ""), (args.minutes * 2, 0, "fifo", ""), (args.minutes, 0, "fifo", "mic")]
+    cases = [
+        (args.minutes, 0, "fifo", ""),
+        (args.minutes, 3, "random", ""),
+        (args.minutes, 3, "pct", ""),
+        (args.minutes * 2, 0, "fifo", ""),
+        (args.minutes, 0, "fifo", "mic"),
+    ]
     rows = []
     for minutes, seed, strategy, microphone in cases:
         out = subprocess.run([sys.executable, __file__, "--case", f"{minutes},{seed},{strategy},{microphone}"], capture_output=True, text=True, check=True)

@@ -16,7 +16,11 @@ no time) processing the same numbers of sends and events — the cost of the
 SDK's own work. The report prints wall seconds, simulated/real speed-up,
 events per second, peak RSS and the simulation/floor ratio.
 
-    python benchmarks/long_session.py [--minutes 60] [--strategy fifo]
+    python benchmarks/long_session.py [--minutes 60] [--strategy all|fifo|random|pct]
+
+``--strategy all`` (the default) runs the simulated cases under fifo, random
+and pct, each beside the same floor, so memory per simulated hour is shown
+for every strategy in one run.
 
 Targets (issue 4): an hour in <= 20 s wall, <= 1.3x the floor, <= 300 MB.
 """
@@ -304,7 +308,7 @@ CASES = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=int, default=60)
-    parser.add_argument("--strategy", default="fifo")
+    parser.add_argument("--strategy", default="all", choices=["all", "fifo", "random", "pct"])
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.case:
@@ -319,24 +323,27 @@ def main() -> None:
         outcome["peak_rss_mb"] = _peak_rss_mb()
         print(json.dumps(outcome))
         return
+    strategies = ["fifo", "random", "pct"] if options.strategy == "all" else [options.strategy]
+    runs = [(case, "-") for case in CASES if case.endswith("-floor")]
+    runs += [(case, strategy) for strategy in strategies for case in CASES if case.endswith("-sim")]
     results = {}
-    for case in CASES:
+    for case, strategy in runs:
         completed = subprocess.run(
-            [sys.executable, __file__, "--case", case, "--minutes", str(options.minutes), "--strategy", options.strategy],
+            [sys.executable, __file__, "--case", case, "--minutes", str(options.minutes), "--strategy", "fifo" if strategy == "-" else strategy],
             capture_output=True, text=True, check=False,
         )
         if completed.returncode != 0:
             print(f"{case} failed:\n{completed.stderr}")
             sys.exit(1)
-        results[case] = json.loads(completed.stdout.strip().splitlines()[-1])
-    print(f"\n{options.minutes} simulated minute(s), strategy={options.strategy}")
-    print(f"{'case':<16}{'wall s':>9}{'speed-up':>10}{'events':>10}{'events/s':>11}{'peak RSS MB':>13}{'vs floor':>10}")
-    for case, outcome in results.items():
-        floor = results[case.split("-")[0] + "-floor"]
+        results[case, strategy] = json.loads(completed.stdout.strip().splitlines()[-1])
+    print(f"\n{options.minutes} simulated minute(s)")
+    print(f"{'case':<16}{'strategy':<9}{'wall s':>9}{'speed-up':>10}{'events':>10}{'events/s':>11}{'peak RSS MB':>13}{'vs floor':>10}")
+    for (case, strategy), outcome in results.items():
+        floor = results[case.split("-")[0] + "-floor", "-"]
         speed = f"{outcome['simulated'] / outcome['wall']:.0f}x" if outcome["simulated"] else "-"
         ratio = outcome["wall"] / floor["wall"]
         print(
-            f"{case:<16}{outcome['wall']:>9.2f}{speed:>10}{outcome['events']:>10,}{outcome['events'] / outcome['wall']:>11,.0f}"
+            f"{case:<16}{strategy:<9}{outcome['wall']:>9.2f}{speed:>10}{outcome['events']:>10,}{outcome['events'] / outcome['wall']:>11,.0f}"
             f"{outcome['peak_rss_mb']:>13.0f}{ratio:>9.2f}x"
         )
 

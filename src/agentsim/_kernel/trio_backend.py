@@ -186,6 +186,8 @@ class TrioVirtualClock:
 def _latest_deadline_in_tick(heap: list[tuple[float, int, Any]], ticks: int) -> float:
     """Largest heap deadline that rounds to ``ticks`` or earlier (prunes the heap walk)."""
     bound = (ticks + 0.5) / TICKS_PER_SECOND
+    if len(heap) <= 8:  # a few sleepers (the usual case): a scan beats the walk
+        return max([entry[0] for entry in heap if entry[0] < bound], default=-inf)
     latest = -inf
     stack = [0]
     while stack:
@@ -273,12 +275,17 @@ class _PolicyShuffler(random.Random):
         self._steps += len(batch)
         if self._steps >= _WALL_CHECK_EVERY:
             self._steps = 0
+            core.trace.flush_if_large()
             if core.wall_time_exceeded():
                 core.abort(core.wall_timeout_error())
+        # Task steps go on the trace in its compact form: the tick, then each label.
+        append = core.trace.append_raw
+        append(core.clock.ticks)
         # Trio runs the batch by popping from the end.
         if core.policy.fifo or len(batch) < 2:
+            known = self._labels
             for task in batch:  # the order they will run in
-                core.trace.record(core.clock.ticks, "step", self.label(task), "")
+                append(known.get(task) or self.label(task))
             batch.reverse()
             return
         labels = _BatchLabels([self.label(task) for task in batch])  # once per batch
@@ -287,7 +294,7 @@ class _PolicyShuffler(random.Random):
             order.append(batch[labels.take(core.choose("batch", labels))])
         order.append(batch[labels.take(0)])
         for task in order:
-            core.trace.record(core.clock.ticks, "step", self.label(task), "")
+            append(self.label(task))
         batch[:] = reversed(order)
 
 

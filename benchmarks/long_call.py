@@ -1,10 +1,19 @@
-"""Wall time of a long call through the simulated Realtime server.
+"""Wall time of a long call through the simulated Realtime server, beside the SDK's floor.
 
 Runs ``examples/long_call.py`` (the real ``OpenAIRealtimeWebSocketModel``,
 the simulated server with jittered latencies, a simulated player) in a fresh
 process per case, so each peak RSS is its own, and prints side by side:
 wall seconds, speed-up over real time, events through the wire per wall
-second, peak RSS, and each case's ratio to the 30-minute FIFO baseline.
+second, peak RSS, each case's ratio to the 30-minute FIFO baseline, and its
+ratio to the **SDK floor**.
+
+The floor is the SDK alone doing the same work through the same adapter: the
+frames the simulated server sent in that case, recorded, are replayed to the
+real ``OpenAIRealtimeWebSocketModel`` over a socket that yields them back to
+back (plain ``asyncio.run``, no agentsim, no time, no server logic), with the
+application consuming the session's events and sending the same number of
+microphone chunks. What the simulation costs above it is time, the server's
+rules and the doubles.
 
     python benchmarks/long_call.py [--minutes 30]
 """
@@ -12,25 +21,46 @@ second, peak RSS, and each case's ratio to the 30-minute FIFO baseline.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict[str, float]:
+def one_case(minutes: float, seed: int, strategy: str, microphone: bool, frames_path: str) -> dict[str, float]:
     sys.path.insert(0, str(EXAMPLES))
     import long_call
 
     import agentsim
+    from agentsim.realtime.server import _wire
 
+    # Record what the adapter received and sent, for the floor (outside the timing).
+    frames: list[str] = []
+    microphone_chunks = [0]
+    receive, send = _wire.SimulatedWebSocket.receive, _wire.SimulatedWebSocket.send
+
+    def recording_receive(self: Any, message: str) -> None:
+        if not self.closed:
+            frames.append(message)
+        receive(self, message)
+
+    async def counting_send(self: Any, payload: str) -> None:
+        microphone_chunks[0] += '"input_audio_buffer.append"' in payload
+        await send(self, payload)
+
+    _wire.SimulatedWebSocket.receive = recording_receive  # type: ignore[method-assign]
+    _wire.SimulatedWebSocket.send = counting_send  # type: ignore[method-assign]
     started = time.perf_counter()
     summary = agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
     wall = time.perf_counter() - started
+    Path(frames_path).write_text(json.dumps({"frames": frames, "microphone_chunks": microphone_chunks[0]}))
     return {
         "minutes": minutes,
         "wall": wall,
@@ -41,14 +71,83 @@ def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict
     }
 
 
+async def sdk_floor(frames: list[str], microphone_chunks: int) -> int:
+    """The SDK alone: ``frames`` through the real adapter and session, back to back."""
+    from agents import function_tool
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+    from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel
+
+    @function_tool
+    async def lookup_order(order_id: str) -> str:
+        """Look up an order's status."""
+        return f"order {order_id} ships tomorrow"
+
+    class ReplayedSocket:
+        """What the adapter uses of a websocket: the recorded frames, then silence."""
+
+        def __init__(self) -> None:
+            self.closed = asyncio.Event()
+
+        async def send(self, payload: str) -> None:
+            pass
+
+        async def close(self, code: int = 1000, reason: str = "") -> None:
+            self.closed.set()
+
+        def __aiter__(self) -> Any:
+            return self._messages()
+
+        async def _messages(self) -> Any:
+            for message in frames:
+                yield message
+            await self.closed.wait()
+
+    class FloorModel(OpenAIRealtimeWebSocketModel):
+        async def _create_websocket_connection(self, url: str, headers: dict[str, str], transport_config: Any = None) -> Any:
+            return ReplayedSocket()
+
+    agent = RealtimeAgent(name="Support", instructions="Help with orders.", tools=[lookup_order])
+    session = await RealtimeRunner(agent, model=FloorModel()).run(model_config={"api_key": "floor"})
+    seen = 0
+    async with session:
+
+        async def microphone() -> None:
+            for _ in range(microphone_chunks):
+                await session.send_audio(bytes(960))
+                await asyncio.sleep(0)  # interleaved with the frames, as in the call
+
+        streaming = asyncio.get_running_loop().create_task(microphone())
+        async for event in session:
+            if event.type == "raw_model_event" and getattr(event.data, "type", None) == "raw_server_event":
+                seen += 1
+                if seen == len(frames):
+                    break
+        await streaming
+    return seen
+
+
+def floor_case(frames_path: str) -> dict[str, float]:
+    recorded = json.loads(Path(frames_path).read_text())
+    import agents.realtime  # noqa: F401  (imported before the clock starts, as in the simulated case)
+
+    started = time.perf_counter()
+    seen = asyncio.run(sdk_floor(recorded["frames"], recorded["microphone_chunks"]))
+    wall = time.perf_counter() - started
+    return {"wall": wall, "events": seen, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--floor", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor:
+        print(json.dumps(floor_case(args.floor)))
+        return
     if args.case:
-        minutes, seed, strategy, microphone = args.case.split(",")
-        print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic")))
+        minutes, seed, strategy, microphone, frames_path = args.case.split(",")
+        print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic", frames_path)))
         return
     cases = [
         (args.minutes, 0, "fifo", ""),
@@ -58,16 +157,20 @@ def main() -> None:
         (args.minutes, 0, "fifo", "mic"),
     ]
     rows = []
-    for minutes, seed, strategy, microphone in cases:
-        out = subprocess.run([sys.executable, __file__, "--case", f"{minutes},{seed},{strategy},{microphone}"], capture_output=True, text=True, check=True)
-        name = f"{minutes:g} min {strategy} seed {seed}" + (" + microphone" if microphone else "")
-        rows.append((name, json.loads(out.stdout.strip().splitlines()[-1])))
+    with tempfile.TemporaryDirectory() as directory:
+        for number, (minutes, seed, strategy, microphone) in enumerate(cases):
+            frames_path = str(Path(directory) / f"frames-{number}.json")
+            case = f"{minutes},{seed},{strategy},{microphone},{frames_path}"
+            out = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True, check=True)
+            floor = subprocess.run([sys.executable, __file__, "--floor", frames_path], capture_output=True, text=True, check=True)
+            name = f"{minutes:g} min {strategy} seed {seed}" + (" + microphone" if microphone else "")
+            rows.append((name, json.loads(out.stdout.strip().splitlines()[-1]), json.loads(floor.stdout.strip().splitlines()[-1])))
     base = rows[0][1]["wall"]
-    print(f"{'case':41} {'wall s':>7} {'x real time':>11} {'events/s':>9} {'RSS MB':>7} {'vs base':>8} violations")
-    for name, row in rows:
+    print(f"{'case':41} {'wall s':>7} {'x real time':>11} {'events/s':>9} {'RSS MB':>7} {'vs base':>8} {'floor s':>8} {'vs floor':>9} violations")
+    for name, row, floor in rows:
         print(
             f"{name:41} {row['wall']:7.2f} {row['minutes'] * 60 / row['wall']:11.0f} {row['events'] / row['wall']:9.0f}"
-            f" {row['rss_mb']:7.0f} {row['wall'] / base:7.2f}x {row['violations']:>10}"
+            f" {row['rss_mb']:7.0f} {row['wall'] / base:7.2f}x {floor['wall']:8.2f} {row['wall'] / floor['wall']:8.2f}x {row['violations']:>10}"
         )
 
 

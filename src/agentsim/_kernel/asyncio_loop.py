@@ -373,8 +373,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
         low, middle, high = window_ticks(self._clock.ticks, earliest, nominal, latest)
-        if low == high:
-            return self._schedule_timer(low, callback, args, context)
+        if low == high or self._fifo:
+            # FIFO fires every window at its nominal instant, in nominal order
+            # (then scheduling order): exactly a point timer there.
+            return self._schedule_timer(middle, callback, args, context)
         handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
         creator = "" if self._fifo else _label(_current_task(self))
         handle._window = self._windows.add(low, middle, high, next(self._timer_sequence), handle, creator)

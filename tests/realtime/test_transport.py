@@ -579,3 +579,20 @@ def test_a_failing_close_still_ends_the_connection() -> None:
         assert result.ok, result.exception
         status, raised, others = result.value
         assert status == "disconnected" and others == 0 and not result.leftover_tasks
+
+
+def test_recorded_sends_do_not_change_when_the_application_mutates_its_events() -> None:
+    from agents.realtime.model_inputs import RealtimeModelSendRawMessage
+
+    from agentsim.realtime.calls import snapshot_event
+
+    audio = RealtimeModelSendAudio(audio=b"\x00\x01", commit=False)
+    copied = snapshot_event(audio)
+    audio.audio = b"changed"
+    assert copied.audio == b"\x00\x01" and copied is not audio  # flat event: a shallow copy suffices
+
+    message: dict[str, Any] = {"type": "conversation.item.create", "other_data": {"item": {"text": "hi"}}}
+    raw = RealtimeModelSendRawMessage(message=message)  # type: ignore[arg-type]
+    copied_raw = snapshot_event(raw)
+    message["other_data"]["item"]["text"] = "changed"
+    assert copied_raw.message["other_data"]["item"]["text"] == "hi"  # type: ignore[index]  # nested: deep-copied

@@ -105,10 +105,17 @@ def _copy_settings(settings: Any) -> Any:
     return settings
 
 
+#: Values nothing can mutate: an event holding only these needs no deep copy.
+_IMMUTABLE = (str, bytes, int, float, bool, type(None))
+
+
 def snapshot_event(event: RealtimeModelSendEvent) -> RealtimeModelSendEvent:
     """A copy of a send event that later mutation by the application cannot change."""
     if isinstance(event, RealtimeModelSendSessionUpdate):
         return RealtimeModelSendSessionUpdate(session_settings=_copy_settings(event.session_settings))
+    fields = getattr(event, "__dict__", None)
+    if fields is not None and all(isinstance(value, _IMMUTABLE) for value in fields.values()):
+        return copy.copy(event)  # audio, tool output, interrupts: only the attributes can change
     return copy.deepcopy(event)
 
 

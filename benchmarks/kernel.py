@@ -181,7 +181,7 @@ def main() -> None:
         print(f"{'contender':<26}{'wake-ups/s':>12}{'vs tuned floor':>16}{'vs trio Mock':>14}")
         for name, rate in rates.items():
             print(f"{name:<26}{rate:>12,.0f}{rate / floor:>15.2f}x{rate / mock:>13.2f}x")
-    wakeup_cost_by_width(options.repeat, 20_000 if options.quick else 100_000)
+    wakeup_cost_by_width(min(options.repeat, 2), 10_000 if options.quick else 30_000)
     per_run_cost(200 if options.quick else 2000)
 
 

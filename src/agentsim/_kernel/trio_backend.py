@@ -337,10 +337,9 @@ def _recording_cancel(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _current_trio_task() -> Any:
-    try:
-        return trio.lowlevel.current_task()
-    except RuntimeError:
-        return None
+    # trio.lowlevel.current_task() raises outside a task (timer callbacks,
+    # instruments); the run context's attribute says the same without raising.
+    return getattr(trio_run_module.GLOBAL_RUN_CONTEXT, "task", None)
 
 
 def _label_of_current(shuffler: _PolicyShuffler) -> str:

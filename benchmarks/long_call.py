@@ -8,7 +8,8 @@ second, peak RSS, each case's ratio to the 30-minute FIFO baseline, and its
 ratio to the **SDK floor**.
 
 The floor is the SDK alone doing the same work through the same adapter: the
-frames the simulated server sent in that case, recorded, are replayed to the
+frames the simulated server sent in that case, recorded in a separate run
+of the same seed (so the timed run records nothing), are replayed to the
 real ``OpenAIRealtimeWebSocketModel`` over a socket that yields them back to
 back (plain ``asyncio.run``, no agentsim, no time, no server logic), with the
 application consuming the session's events and sending the same number of
@@ -34,14 +35,35 @@ from typing import Any
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def one_case(minutes: float, seed: int, strategy: str, microphone: bool, frames_path: str) -> dict[str, float]:
+def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict[str, float]:
+    sys.path.insert(0, str(EXAMPLES))
+    import long_call
+
+    import agentsim
+
+    started = time.perf_counter()
+    summary = agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
+    wall = time.perf_counter() - started
+    return {
+        "minutes": minutes,
+        "wall": wall,
+        "events": summary.wire_events,
+        "violations": len(summary.violations),
+        "turns": summary.turns,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def record_case(minutes: float, seed: int, strategy: str, microphone: bool, frames_path: str) -> None:
+    """The same call (same seed: the same frames), recording what the adapter
+    received and how many microphone chunks it sent, for the floor. A run of
+    its own, so that the timed run carries no recording."""
     sys.path.insert(0, str(EXAMPLES))
     import long_call
 
     import agentsim
     from agentsim.realtime.server import _wire
 
-    # Record what the adapter received and sent, for the floor (outside the timing).
     frames: list[str] = []
     microphone_chunks = [0]
     receive, send = _wire.SimulatedWebSocket.receive, _wire.SimulatedWebSocket.send
@@ -57,18 +79,8 @@ def one_case(minutes: float, seed: int, strategy: str, microphone: bool, frames_
 
     _wire.SimulatedWebSocket.receive = recording_receive  # type: ignore[method-assign]
     _wire.SimulatedWebSocket.send = counting_send  # type: ignore[method-assign]
-    started = time.perf_counter()
-    summary = agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
-    wall = time.perf_counter() - started
+    agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
     Path(frames_path).write_text(json.dumps({"frames": frames, "microphone_chunks": microphone_chunks[0]}))
-    return {
-        "minutes": minutes,
-        "wall": wall,
-        "events": summary.wire_events,
-        "violations": len(summary.violations),
-        "turns": summary.turns,
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
 
 
 async def sdk_floor(frames: list[str], microphone_chunks: int) -> int:
@@ -140,14 +152,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--record", help=argparse.SUPPRESS)
     parser.add_argument("--floor", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
         print(json.dumps(floor_case(args.floor)))
         return
     if args.case:
-        minutes, seed, strategy, microphone, frames_path = args.case.split(",")
-        print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic", frames_path)))
+        minutes, seed, strategy, microphone = args.case.split(",")
+        if args.record:
+            record_case(float(minutes), int(seed), strategy, microphone == "mic", args.record)
+        else:
+            print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic")))
         return
     cases = [
         (args.minutes, 0, "fifo", ""),
@@ -160,8 +176,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for number, (minutes, seed, strategy, microphone) in enumerate(cases):
             frames_path = str(Path(directory) / f"frames-{number}.json")
-            case = f"{minutes},{seed},{strategy},{microphone},{frames_path}"
+            case = f"{minutes},{seed},{strategy},{microphone}"
             out = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True, check=True)
+            subprocess.run([sys.executable, __file__, "--case", case, "--record", frames_path], capture_output=True, text=True, check=True)
             floor = subprocess.run([sys.executable, __file__, "--floor", frames_path], capture_output=True, text=True, check=True)
             name = f"{minutes:g} min {strategy} seed {seed}" + (" + microphone" if microphone else "")
             rows.append((name, json.loads(out.stdout.strip().splitlines()[-1]), json.loads(floor.stdout.strip().splitlines()[-1])))

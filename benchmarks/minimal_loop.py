@@ -83,15 +83,11 @@ class _TimerHandle(events.TimerHandle):
         self._when, self._scheduled = when, True
 
 
-class TunedMinimalLoop(asyncio.BaseEventLoop):
+class TunedMinimalLoop(MinimalVirtualLoop):
     def __init__(self) -> None:
         super().__init__()
-        self._virtual_now = 0.0
         self._timers: list[tuple[float, int, events.TimerHandle]] = []
         self._sequence = itertools.count()
-
-    def time(self) -> float:
-        return self._virtual_now
 
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
         handle = _Handle(callback, args, self, context)
@@ -107,12 +103,6 @@ class TunedMinimalLoop(asyncio.BaseEventLoop):
         timer = _TimerHandle(when, callback, args, self, context)
         heapq.heappush(self._timers, (when, next(self._sequence), timer))
         return timer
-
-    def _write_to_self(self) -> None:
-        pass
-
-    def _process_events(self, event_list: Any) -> None:
-        pass
 
     def _run_once(self) -> None:
         timers = self._timers

@@ -257,6 +257,17 @@ def _no_process(api: str) -> None:
     raise SimulationEscapeError("subprocess", f"{api} (allowed, but the virtual loop runs no processes)", frame_site(frame) if frame else "")
 
 
+def _run_recorded(handle: events.Handle, append_event: Callable[[Any], None]) -> None:
+    """Run a handle; a task step goes on the trace first (the policy path's
+    step; the FIFO path inlines the same lines in its loop)."""
+    callback = handle._callback
+    if callback.__class__ is not _FunctionType:  # plain functions are timer callbacks
+        owner = getattr(callback, "__self__", None)
+        if owner.__class__ is _SimTask:
+            append_event(owner._agentsim_label)
+    handle._run()
+
+
 class VirtualEventLoop(asyncio.BaseEventLoop):
     """The asyncio loop of one simulation. Create through the asyncio backend."""
 
@@ -577,13 +588,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     self._fire(due.pop(chosen - 1 if can_continue else chosen), now)
                     handle = None
             if handle is not None and not handle._cancelled:
-                # Task steps are the schedule: record which task ran, in order.
-                callback = handle._callback
-                if callback.__class__ is not _FunctionType:
-                    owner = getattr(callback, "__self__", None)
-                    if owner.__class__ is _SimTask:
-                        append_event(owner._agentsim_label)
-                handle._run()
+                _run_recorded(handle, append_event)
             if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
                 return
 

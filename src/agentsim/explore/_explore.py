@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +20,8 @@ from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
 from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
 from ._options import ExploreOptions
+from ._parallel import RunOutcome, SweepPlan, parallel_outcomes, worker_count
+from ._parallel import run_seed as run_seed_of
 from .._kernel.validation import whole
 
 Repro = Callable[[Schedule], str]
@@ -107,6 +111,8 @@ def explore(
     allow_escapes: tuple[str, ...] = (),
     passthrough: tuple[type[BaseException], ...] = (),
     observer: Callable[[str, int], None] | None = None,
+    workers: int | str = 1,
+    executor: Executor | None = None,
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
@@ -134,6 +140,15 @@ def explore(
     skip and xfail) ends the sweep by raising it: it is not a failing schedule,
     and nothing is saved. The settings are those of
     :class:`ExploreOptions` (``explore(fn, **options.explore_kwargs())``).
+
+    ``workers`` runs the sweep over that many local processes (``"auto"``:
+    one per core); ``executor`` over any ``concurrent.futures.Executor``
+    (a dask ``Client.get_executor()`` for a cluster). Either way the report
+    is the serial sweep's for the same seeds (same failures, counts and
+    shrunk schedules): workers send back what each run did, and the
+    coordinator replays failing schedules to shrink, report and save them.
+    The function, its arguments and a policy ``strategy`` must then be
+    picklable (a module-level function).
     """
     options = ExploreOptions(
         seed=seed,
@@ -223,41 +238,63 @@ def explore(
     if strategy == "pct":
         nominal = runner.run(Schedule.nominal(seed))
         pct_strategy = f"pct/{pct_depth}/{max(8, nominal.choice_points)}"
+    plan = SweepPlan(async_fn, args, options.backend, runner.options, template or pct_strategy or str(strategy), seed, check_determinism)
+    if workers == 1 and executor is None:
+        outcomes = _serial_outcomes(plan, seed_range, runner, nominal)
+    else:
+        outcomes = parallel_outcomes(plan, seed_range, workers=worker_count(workers), executor=executor)
     digests: set[str] = set()
     orders: set[str] = set()
-    for done, run_seed in enumerate(seed_range, start=1):
-        if done == 1 and run_seed == seed and strategy != "fifo":
-            schedule, ran = Schedule(run_seed, "fifo"), Schedule.nominal(run_seed)
-            result = nominal if nominal is not None else runner.run(ran)
-        elif template is not None:
-            policy = template.for_seed(run_seed)
-            result = runner.run_policy(run_seed, policy)
-            schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows)
-        else:
-            schedule = ran = Schedule(run_seed, pct_strategy or str(strategy))
-            result = runner.run(schedule)
-        _propagate(result, passthrough)
-        report.runs_executed += 1
-        report.choice_points.append(result.choice_points)
-        report.windowed_timers += result.windowed_timers
-        report.jitter_draws += result.jitter_draws
-        digests.add(result.trace.digest())
-        orders.add(result.trace.order_digest())
-        if check_determinism:
-            again = runner.run(ran)
-            if again.trace.digest() != result.trace.digest():
-                report.nondeterminism.append(_first_difference(result, again))
-        if progress is not None:
-            progress(done, total)
-        if result.exception is not None:
-            record_failure(schedule, result, from_database=False, ran=ran)
-            if stop_on_first:
-                break
+    try:
+        for done, outcome in enumerate(outcomes, start=1):
+            run = outcome.result
+            if run is None and outcome.failed:
+                # A worker's failing run: replayed here (exactly) to report and shrink it.
+                run = runner.run(outcome.ran)
+            if run is not None:
+                _propagate(run, passthrough)
+            report.runs_executed += 1
+            report.choice_points.append(outcome.choice_points)
+            report.windowed_timers += outcome.windowed_timers
+            report.jitter_draws += outcome.jitter_draws
+            digests.add(outcome.digest)
+            orders.add(outcome.order_digest)
+            if outcome.differs:
+                report.nondeterminism.append(_first_difference(run or runner.run(outcome.ran), runner.run(outcome.ran)))
+            if progress is not None:
+                progress(done, total)
+            if outcome.failed:
+                assert run is not None
+                if run.exception is None:
+                    # Failed in the worker, passed here: the program is not deterministic.
+                    report.nondeterminism.append(_first_difference(run, runner.run(outcome.ran)))
+                    continue
+                record_failure(outcome.schedule, run, from_database=False, ran=outcome.ran)
+                if stop_on_first:
+                    break
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # a parallel sweep cancels what is left
     report.distinct_schedules = len(orders)
     report.distinct_timings = len(digests)
     if report.runs_executed > 1 and not report.failures and report.single_schedule:
         warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=2)
     return report
+
+
+def _serial_outcomes(plan: SweepPlan, seeds: range, runner: _Runner, nominal: SimulationResult[Any] | None) -> Iterator[RunOutcome]:
+    """Every run of the sweep in this process, in seed order (with the runs)."""
+
+    def run(schedule: Schedule) -> SimulationResult[Any]:
+        # PCT measured the nominal run already: do not run it twice.
+        if nominal is not None and schedule == Schedule.nominal(plan.base_seed):
+            return nominal
+        return runner.run(schedule)
+
+    for index, run_seed in enumerate(seeds):
+        outcome, result = run_seed_of(plan, run_seed, index == 0, run, runner.run_policy)
+        yield dataclasses.replace(outcome, result=result)
 
 
 def replay(

@@ -1,0 +1,178 @@
+"""One sweep over several processes (or any ``concurrent.futures.Executor``).
+
+The coordinator cuts the seed range into chunks, workers run them and send
+back, per run, what the report needs (its schedule, its counters, its two
+digests, whether it failed) but not the run itself: a trace or an exception
+does not always travel between processes. The coordinator reads the outcomes
+in seed order, exactly as a serial sweep runs them, and replays a failing
+schedule locally (a schedule replays exactly) to shrink it, report it and save
+it. So a parallel sweep's report is the serial sweep's report: same
+failures in the same order, same counts, same shrunk schedules; runs a
+serial sweep would not have made (past the first failure) are dropped.
+
+Our own process pool forks its workers where the platform can (the program's
+module and the SDK are then imported once, in the coordinator); a worker
+that dies takes its chunk with it, and the chunks it had not finished are
+run again on a fresh pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from .._kernel.errors import SimulationConfigError
+from .._kernel.policy import SchedulingPolicy
+from .._kernel.simulation import SimulationResult
+from ._schedule import Schedule
+
+#: How many times the chunks of a dead worker are run again before giving up.
+_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What every run of a sweep shares: the program and how each seed is run."""
+
+    async_fn: Callable[..., Awaitable[Any]]
+    args: tuple[Any, ...]
+    backend: str
+    options: dict[str, Any]
+    #: The strategy name (PCT with its measured parameters), or a policy template.
+    strategy: str | SchedulingPolicy
+    #: The sweep's first seed: its run is the stock schedule with nominal timing.
+    base_seed: int
+    check_determinism: bool
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run, as the report needs it. ``result`` is the run itself when it
+    ran in this process (serial sweeps), None when it came from a worker."""
+
+    seed: int
+    #: The schedule the report names, and the one that was run (they differ for run 0).
+    schedule: Schedule
+    ran: Schedule
+    failed: bool
+    choice_points: int
+    windowed_timers: int
+    jitter_draws: int
+    digest: str
+    order_digest: str
+    #: check_determinism: the second run's digest differed.
+    differs: bool = False
+    result: SimulationResult[Any] | None = None
+
+
+def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedule], SimulationResult[Any]], run_policy: Callable[[int, SchedulingPolicy], SimulationResult[Any]]) -> tuple[RunOutcome, SimulationResult[Any]]:
+    """Run one seed of the sweep (in whichever process)."""
+    strategy = plan.strategy
+    if first and run_seed == plan.base_seed and strategy != "fifo":
+        schedule, ran = Schedule(run_seed, "fifo"), Schedule.nominal(run_seed)
+        result = run(ran)
+    elif isinstance(strategy, SchedulingPolicy):
+        policy = strategy.for_seed(run_seed)
+        result = run_policy(run_seed, policy)
+        schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows)
+    else:
+        schedule = ran = Schedule(run_seed, strategy)
+        result = run(schedule)
+    differs = plan.check_determinism and run(ran).trace.digest() != result.trace.digest()
+    outcome = RunOutcome(
+        seed=run_seed,
+        schedule=schedule,
+        ran=ran,
+        failed=result.exception is not None,
+        choice_points=result.choice_points,
+        windowed_timers=result.windowed_timers,
+        jitter_draws=result.jitter_draws,
+        digest=result.trace.digest(),
+        order_digest=result.trace.order_digest(),
+        differs=differs,
+    )
+    return outcome, result
+
+
+def _run_chunk(plan: SweepPlan, seeds: Sequence[int], first: bool) -> list[RunOutcome]:
+    """A worker's job: every seed of one chunk, in order (no run objects sent back)."""
+    from ._explore import _Runner
+
+    runner = _Runner(plan.async_fn, plan.args, plan.backend, plan.options)
+    return [run_seed(plan, seed, first and index == 0, runner.run, runner.run_policy)[0] for index, seed in enumerate(seeds)]
+
+
+def check_picklable(plan: SweepPlan) -> None:
+    """A parallel sweep sends the program to its workers: say early if it cannot."""
+    for name, value in (("async_fn", plan.async_fn), ("args", plan.args), ("strategy", plan.strategy)):
+        try:
+            pickle.dumps(value)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same
+            raise SimulationConfigError(
+                name,
+                value,
+                f"something picklable for a parallel sweep ({type(exc).__name__}: {exc}); "
+                "use a module-level function and plain arguments, or run serially (workers=1)",
+            ) from None
+
+
+def worker_count(workers: int | str) -> int:
+    """``workers`` as a number of processes (``"auto"``: one per core)."""
+    if workers == "auto":
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SimulationConfigError("workers", workers, "a number of worker processes >= 1, or 'auto' (one per core)")
+    return workers
+
+
+def _chunks(seeds: Sequence[int], workers: int) -> list[Sequence[int]]:
+    # Small enough to balance the load and to stop soon after a failure,
+    # large enough that sending work costs little beside running it.
+    size = max(1, min(64, len(seeds) // (workers * 8) or 1))
+    return [seeds[start : start + size] for start in range(0, len(seeds), size)]
+
+
+def _new_pool(workers: int) -> ProcessPoolExecutor:
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def parallel_outcomes(plan: SweepPlan, seeds: Sequence[int], *, workers: int = 1, executor: Executor | None = None) -> Iterator[RunOutcome]:
+    """Every run's outcome, in seed order, computed by ``executor`` (or by a
+    pool of ``workers`` processes of our own). Stop iterating to cancel the rest."""
+    check_picklable(plan)
+    chunks = _chunks(seeds, workers if executor is None else max(workers, 2))
+    own = executor is None
+    pool: Executor = _new_pool(workers) if own else executor  # type: ignore[assignment]
+    futures: list[Future[list[RunOutcome]]] = [pool.submit(_run_chunk, plan, chunk, index == 0) for index, chunk in enumerate(chunks)]
+    restarts = 0
+    try:
+        for index in range(len(chunks)):
+            while True:
+                try:
+                    outcomes = futures[index].result()
+                    break
+                except BrokenProcessPool:
+                    # A worker died: every chunk not yet back runs again on a fresh pool.
+                    if not own or restarts >= _RESTARTS:
+                        raise
+                    restarts += 1
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = _new_pool(workers)
+                    for later in range(index, len(chunks)):
+                        done = futures[later]
+                        if not (done.done() and not done.cancelled() and done.exception() is None):
+                            futures[later] = pool.submit(_run_chunk, plan, chunks[later], later == 0)
+            yield from outcomes
+    finally:
+        for future in futures:
+            future.cancel()
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)

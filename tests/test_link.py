@@ -62,3 +62,4 @@ def test_clear_drops_what_is_in_flight() -> None:
 
     for strategy in ("fifo", "random", "jitter"):
         assert agentsim.run(main, strategy=strategy, seed=1) == ["kept"]
+

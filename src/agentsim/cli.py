@@ -13,12 +13,13 @@ command, writes the failure's trace to ``.agentsim/traces/`` and exits 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import importlib.util
 import inspect
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     assert module_spec is not None and module_spec.loader is not None
     module = importlib.util.module_from_spec(module_spec)
+    # A cluster's workers cannot import it by this name: parallel sweeps send it by value.
+    module.__agentsim_by_value__ = True  # type: ignore[attr-defined]
     sys.modules[module_name] = module
     module_spec.loader.exec_module(module)
     function = getattr(module, name, None)
@@ -110,6 +113,32 @@ def _status(what: str, seed: int, found: list[int]) -> str:
     return f"exploring ({failures}, shrinking seed {seed})" if what == "shrinking" else f"exploring ({failures})"
 
 
+def _workers(text: str) -> int | str:
+    if text == "auto":
+        return text
+    if not text.isdigit() or int(text) < 1:
+        raise CommandError(f"--workers {text!r}: give a number of worker processes >= 1, or 'auto' (one per core)")
+    return int(text)
+
+
+@contextlib.contextmanager
+def _executor(scheduler: str | None) -> Iterator[Any]:
+    """A dask cluster's executor for ``--scheduler`` (None: no cluster)."""
+    if scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CommandError("--scheduler needs dask.distributed: pip install 'agentsim[cluster]'") from None
+    try:
+        client = Client(scheduler, timeout=30)  # type: ignore[no-untyped-call]
+    except OSError as error:
+        raise CommandError(f"--scheduler {scheduler!r}: no dask scheduler answered ({error})") from None
+    with client:
+        yield client.get_executor()  # type: ignore[no-untyped-call]
+
+
 def _explore(options: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -122,7 +151,7 @@ def _explore(options: argparse.Namespace) -> int:
 
     found: list[int] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
+    with _executor(options.scheduler) as executor, Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("exploring", total=settings.runs)
         report = explore(
             function,
@@ -131,6 +160,8 @@ def _explore(options: argparse.Namespace) -> int:
             repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
             progress=lambda done, total: bar.update(task, completed=done),
             observer=lambda what, seed: bar.update(task, description=_status(what, seed, found)),
+            workers=_workers(options.workers),
+            executor=executor,
         )
     console.print(report.format(), markup=False, highlight=False, soft_wrap=True)
     traces = Path(database if database is not None else DEFAULT_DIRECTORY) / "traces"
@@ -201,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command.add_argument("--check-determinism", action="store_true")
     explore_command.add_argument("--no-shrink", action="store_true")
     explore_command.add_argument("--db", default=None, help=f"failure database directory ('none' to disable; default {DEFAULT_DIRECTORY})")
+    explore_command.add_argument("--workers", default="1", help="local worker processes for the sweep, or 'auto' (one per core; default 1)")
+    explore_command.add_argument("--scheduler", default=None, help="a dask scheduler's address (tcp://HOST:PORT): run the sweep on its cluster (pip install 'agentsim[cluster]')")
     add_run_options(explore_command)
     explore_command.set_defaults(handler=_explore)
 

@@ -202,3 +202,20 @@ def test_assistant_turns_play_in_a_transport_scenario() -> None:
         assert played == pytest.approx([turn.audio_seconds * 1000 for turn in turns], abs=20)
 
     test_turns()
+
+
+def test_fifo_orders_a_call_as_the_policy_path_with_no_deviation() -> None:
+    """FIFO fires a window nominally due later as a point timer (a shortcut,
+    no window bookkeeping per wire frame); it must order every call exactly as
+    the policy path taking the stock option at each choice. Windows re-armed
+    with nothing left to wait (a server frame right behind the one ahead)
+    are where a shortcut would differ: about a third of these calls have one."""
+
+    @settings(max_examples=12, database=None, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @given(conversation=conversations(max_turns=3))
+    def check(conversation: Conversation) -> None:
+        fifo = agentsim.simulate(call, conversation, True)
+        stock = agentsim.simulate(call, conversation, True, strategy=agentsim.ReplayPolicy({}))
+        assert (fifo.ok, fifo.trace.order_digest()) == (stock.ok, stock.trace.order_digest())
+
+    check()

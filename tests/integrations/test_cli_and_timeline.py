@@ -200,3 +200,23 @@ def test_cli_imports_project_modules_from_the_project_root(tmp_path: Path, capsy
     monkeypatch.chdir(tmp_path)
     assert main(["replay", "tests/scenario.py::main"]) == 0
     assert "virtual time 42.000s" in capsys.readouterr().out
+
+
+def test_cli_explore_over_workers_and_a_dask_cluster_reports_what_a_serial_sweep_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "booking.py"
+    target.write_text(RACE)
+
+    def sweep(*extra: str) -> str:
+        assert main(["explore", f"{target}::racy", "--runs", "50", "--db", "none", *extra]) == 1
+        output = capsys.readouterr().out
+        assert "DoubleBooking: seats left: -1" in output
+        return re.sub(r"\d+\.\d+ s", "", output)  # wall times differ
+
+    serial = sweep()
+    assert sweep("--workers", "2") == serial
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        # The target module is loaded from a path the workers cannot import: it travels by value.
+        assert sweep("--scheduler", cluster.scheduler_address) == serial
+    assert main(["explore", f"{target}::racy", "--workers", "none"]) == 2
+    assert "--workers 'none'" in capsys.readouterr().err

@@ -384,9 +384,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
         low, middle, high = window_ticks(self._clock.ticks, earliest, nominal, latest)
-        if low == high or self._fifo:
-            # FIFO fires every window at its nominal instant, in nominal order
-            # (then scheduling order): exactly a point timer there.
+        if low == high:
+            return self._schedule_timer(low, callback, args, context)
+        if self._fifo and middle > self._clock.ticks:
+            # FIFO fires a window at its nominal instant, with the timers due
+            # then, in scheduling order: exactly what a point timer there does.
+            # (Not a window nominally due now: that one fires once the instant
+            # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
         handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
         creator = "" if self._fifo else _label(_current_task(self))

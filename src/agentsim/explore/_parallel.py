@@ -18,9 +18,11 @@ run again on a fresh pool.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import pickle
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -49,6 +51,23 @@ class SweepPlan:
     #: The sweep's first seed: its run is the stock schedule with nominal timing.
     base_seed: int
     check_determinism: bool
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A function from a module the workers cannot import (the command
+        # line loads targets from a path) travels by value, through cloudpickle
+        # (installed with the cluster extra, and all that needs it).
+        fields = tuple(getattr(self, field.name) for field in dataclasses.fields(self))
+        module = sys.modules.get(getattr(self.async_fn, "__module__", "") or "")
+        if module is not None and getattr(module, "__agentsim_by_value__", False):
+            import cloudpickle
+
+            cloudpickle.register_pickle_by_value(module)
+            return (_plan_with_function_by_value, (cloudpickle.dumps(self.async_fn), fields[1:]))
+        return (SweepPlan, fields)
+
+
+def _plan_with_function_by_value(function: bytes, rest: tuple[Any, ...]) -> SweepPlan:
+    return SweepPlan(pickle.loads(function), *rest)
 
 
 @dataclass(frozen=True)

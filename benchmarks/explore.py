@@ -18,7 +18,13 @@ delays drawn), ``random`` and ``pct`` with windows (``--window-cap`` runs per
 sweep), whether the FIFO run passes, and false alarms of the fixed twin in
 ``--fixed-runs`` runs under random and as many under PCT.
 
-    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only]
+Then, for scale (``--scale-only`` alone): the per-run fixed cost of a
+trivial program under ``explore`` beside plain ``asyncio.run`` of it, and
+runs per second of one sweep on 1 and 2 local worker processes and on a
+2-worker dask ``LocalCluster`` (the ``cluster`` extra), for the trivial
+program and for two real-SDK scenarios.
+
+    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only] [--scale-only]
 
 Targets (issue 5): median <= 50 runs to find; >= 300 runs/s/core on a
 real-SDK realtime scenario. Nothing is asserted: this is a measurement.
@@ -27,6 +33,7 @@ real-SDK realtime scenario. Nothing is asserted: this is a measurement.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import statistics
 import subprocess
@@ -120,6 +127,64 @@ def window_races(cap: int, fixed_runs: int) -> None:
         print(f"{name:<30}{'pass' if fifo_passes else 'FAIL':>6}{cells[0]:>22}{cells[1]:>22}{cells[2]:>22}{alarms:>26}")
 
 
+async def trivial() -> None:
+    """The smallest program worth sweeping: one sleep."""
+    await asyncio.sleep(1.0)
+
+
+def scale(runs: int) -> None:
+    """Per-run fixed cost, and one sweep on 1 and 2 workers and a dask cluster."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+
+    async def trivial_real() -> None:
+        await asyncio.sleep(0.001)
+
+    started = time.perf_counter()
+    for _ in range(runs):
+        asyncio.run(trivial_real())
+    plain = runs / (time.perf_counter() - started)
+    started = time.perf_counter()
+    agentsim.explore(trivial, runs=runs, database=None, stop_on_first=False)
+    swept = runs / (time.perf_counter() - started)
+    print(f"\nper-run fixed cost: explore of a one-sleep program {1e6 / swept:,.0f} us/run ({swept:,.0f} runs/s);"
+          f" plain asyncio.run of it (1 ms real sleep) {1e6 / plain:,.0f} us/run: x{swept / plain:.1f}")
+
+    programs = {"trivial (one sleep)": trivial}
+    for name in ("close_vs_inflight_tool", "timeout_vs_late_result"):
+        programs[f"{name}.fixed ({KINDS.get(name, 'real SDK, realtime')})"] = importlib.import_module(name).fixed
+    engines: dict[str, dict[str, Any]] = {"1 worker": {}, "2 workers": {"workers": 2}}
+    cluster = client = None
+    try:
+        import distributed
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+        engines["dask LocalCluster, 2 workers"] = {"executor": client.get_executor()}
+    except ImportError:
+        print("(dask.distributed not installed: pip install -e '.[cluster]' to include it)")
+    print(f"\nruns/s of one sweep ({runs} runs, no failure; process start-up included, workers warm from the 2nd sweep on)")
+    print(f"{'program':<58}" + "".join(f"{engine:>32}" for engine in engines))
+    try:
+        for name, function in programs.items():
+            cells = []
+            base = None
+            for engine, kwargs in engines.items():
+                agentsim.explore(function, runs=8, database=None, stop_on_first=False, **kwargs)  # warm up
+                started = time.perf_counter()
+                report = agentsim.explore(function, runs=runs, database=None, stop_on_first=False, **kwargs)
+                rate = report.runs_executed / (time.perf_counter() - started)
+                base = base or rate
+                cells.append(f"{rate:,.0f} (x{rate / base:.2f})")
+            print(f"{name:<58}" + "".join(f"{cell:>32}" for cell in cells))
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def main() -> None:
     import warnings
 
@@ -132,11 +197,16 @@ def main() -> None:
     parser.add_argument("--window-cap", type=int, default=1000, help="runs per sweep for the narrow-window races")
     parser.add_argument("--fixed-runs", type=int, default=1000, help="runs of each fixed twin per strategy (random, pct)")
     parser.add_argument("--windows-only", action="store_true", help="only the narrow-window races")
+    parser.add_argument("--scale-only", action="store_true", help="only the per-run cost and the workers/cluster sweeps")
+    parser.add_argument("--scale-runs", type=int, default=1000, help="runs of each workers/cluster sweep")
     options = parser.parse_args()
     if options.quick:
         options.cap, options.seeds = 100, 5
     if options.windows_only:
         window_races(options.window_cap, options.fixed_runs)
+        return
+    if options.scale_only:
+        scale(options.scale_runs)
         return
     names = sorted(path.stem for path in RACES.glob("*.py") if not path.stem.startswith("_"))
 
@@ -164,6 +234,7 @@ def main() -> None:
     print(f"\npytest-xdist, {runs} runs of close_vs_inflight_tool.fixed in one test (process start-up included):")
     print(f"  serial {serial:.2f} s, 2 workers {parallel:.2f} s: x{serial / parallel:.2f}")
     window_races(options.window_cap, options.fixed_runs)
+    scale(options.scale_runs)
 
 
 if __name__ == "__main__":

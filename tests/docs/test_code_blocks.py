@@ -27,6 +27,14 @@ from pathlib import Path
 import numpy  # noqa: F401 - loaded before pytester's in-process runs snapshot sys.modules (numpy loads once per process)
 import pytest
 
+try:
+    # Likewise dask (docs/scale.md starts a LocalCluster): imported inside the
+    # snapshot, its modules would be dropped after the block while the
+    # process still holds their state (package metadata lookups then fail).
+    import distributed  # noqa: F401
+except ImportError:  # the cluster extra is not installed: the block says so when it runs
+    pass
+
 import agentsim
 from agentsim import cli
 from agentsim.config import load_options

@@ -19,6 +19,7 @@ run again on a fresh pool.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import multiprocessing
 import os
 import pickle
@@ -160,7 +161,16 @@ def _chunks(seeds: Sequence[int], workers: int) -> list[Sequence[int]]:
 def _new_pool(workers: int) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # Forked workers share the coordinator's memory until they write to it;
+    # the cyclic GC writes to every object it scans, copying the SDK's whole
+    # heap into each worker. Frozen objects are never scanned.
+    gc.freeze()
+    try:
+        pool.submit(int).result()  # start the workers now, from the frozen heap
+    finally:
+        gc.unfreeze()
+    return pool
 
 
 def parallel_outcomes(plan: SweepPlan, seeds: Sequence[int], *, workers: int = 1, executor: Executor | None = None) -> Iterator[RunOutcome]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import functools
 import os
 import sysconfig
 from types import FrameType
@@ -84,13 +85,20 @@ def first_program_frame(frame: FrameType | None) -> FrameType | None:
 def short_path(filename: str) -> str:
     """A path shortened to something readable: from site-packages, the
     standard library, or the working directory."""
+    return _short_path(filename, os.getcwd())
+
+
+@functools.lru_cache(maxsize=1024)
+def _short_path(filename: str, cwd: str) -> str:
+    # Cached: task snapshots (taken at every cancellation) format the same
+    # few files over and over, and relpath is slow.
     index = filename.rfind(_SITE_PACKAGES)
     if index >= 0:
         return filename[index + len(_SITE_PACKAGES) :]
     if filename.startswith(_STDLIB):
         return filename[len(_STDLIB) :]
     try:
-        relative = os.path.relpath(filename)
+        relative = os.path.relpath(filename, cwd)
     except ValueError:  # another drive on Windows
         return filename
     return filename if relative.startswith("..") else relative

@@ -158,10 +158,23 @@ def _chunks(seeds: Sequence[int], workers: int) -> list[Sequence[int]]:
     return [seeds[start : start + size] for start in range(0, len(seeds), size)]
 
 
+def _fresh_std_streams() -> None:
+    """A forked worker's first act: its own stdout and stderr objects on the
+    same file descriptors. A thread of the coordinator (a progress bar) may
+    have held a stream's lock at the fork, and the copy of a held lock never
+    opens: the worker's exit-time flush would wait forever."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            setattr(sys, name, open(fd, "w", buffering=1, closefd=False))  # noqa: SIM115 - lives as long as the worker
+        except OSError:
+            pass  # no such descriptor: nothing will be written there
+
+
 def _new_pool(workers: int) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    fork = "fork" in methods
+    context = multiprocessing.get_context("fork" if fork else None)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_fresh_std_streams if fork else None)
     # Forked workers share the coordinator's memory until they write to it;
     # the cyclic GC writes to every object it scans, copying the SDK's whole
     # heap into each worker. Frozen objects are never scanned.

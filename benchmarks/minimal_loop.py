@@ -46,6 +46,12 @@ class MinimalVirtualLoop(asyncio.BaseEventLoop):
     def _process_events(self, event_list: Any) -> None:
         pass
 
+    def _run_ready(self) -> None:
+        for _ in range(len(self._ready)):
+            handle = self._ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+
     def _run_once(self) -> None:
         scheduled = self._scheduled
         while scheduled and scheduled[0]._cancelled:
@@ -58,10 +64,7 @@ class MinimalVirtualLoop(asyncio.BaseEventLoop):
             handle = heapq.heappop(scheduled)
             handle._scheduled = False
             self._ready.append(handle)
-        for _ in range(len(self._ready)):
-            handle = self._ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+        self._run_ready()
 
 
 class _Handle(events.Handle):
@@ -116,10 +119,7 @@ class TunedMinimalLoop(MinimalVirtualLoop):
             handle = heapq.heappop(timers)[2]
             handle._scheduled = False
             self._ready.append(handle)
-        for _ in range(len(self._ready)):
-            handle = self._ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+        self._run_ready()
 
 
 def run_minimal(main: Callable[[], Awaitable[T]], *, tuned: bool = False) -> T:

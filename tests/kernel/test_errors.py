@@ -488,7 +488,10 @@ def test_wall_timeout_fires_while_the_standard_library_spins_and_names_the_frame
     import json
     import time
 
-    data = {"rows": [list(range(50))] * 50}
+    # Distinct rows, so that each call takes milliseconds: the alarm then
+    # lands inside the standard library, not between two calls (where it
+    # would rightly name only spinning_main).
+    data = {"rows": [list(range(200)) for _ in range(200)]}
 
     async def spinning_main() -> None:
         while True:

@@ -101,8 +101,11 @@ def test_a_sweep_that_cannot_travel_says_why() -> None:
 
     with pytest.raises(SimulationConfigError, match="picklable"):
         agentsim.explore(local, runs=4, database=None, workers=2)
-    with pytest.raises(SimulationConfigError, match="worker processes"):
-        agentsim.explore(booking_race, runs=4, database=None, workers=0)
+    for workers in (0, True, "many"):
+        with pytest.raises(SimulationConfigError, match="worker processes"):
+            agentsim.explore(booking_race, runs=4, database=None, workers=workers)
+    with pytest.raises(SimulationConfigError, match="concurrent.futures.Executor"):
+        agentsim.explore(booking_race, runs=4, database=None, executor="tcp://localhost:8786")  # type: ignore[arg-type]
 
 
 def test_a_dask_cluster_runs_the_sweep_and_a_killed_worker_loses_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

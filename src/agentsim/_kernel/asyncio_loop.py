@@ -569,10 +569,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     if entry[2]._cancelled:
                         entry[2]._scheduled = False
                         self._cancelled_timers -= 1
-                    elif due and entry < due[-1] or self._ranked is not None:
-                        self._add_due(entry)
+                    elif self._ranked is None and (not due or due[-1] < entry):
+                        due.append(entry)  # the usual case, inline: in order, nothing to rank
                     else:
-                        due.append(entry)
+                        self._add_due(entry)
                 self._batch_left = len(ready)
             if not due:
                 self._batch_left -= 1

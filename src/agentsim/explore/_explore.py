@@ -20,7 +20,7 @@ from ._shrink import shrink
 from .._kernel.options import DEFAULT_WALL_TIMEOUT
 from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
 from ._options import ExploreOptions
-from ._parallel import RunOutcome, SweepPlan, parallel_outcomes, worker_count
+from ._parallel import RunOutcome, SweepPlan, check_executor, parallel_outcomes, worker_count
 from ._parallel import run_seed as run_seed_of
 from .._kernel.validation import whole
 
@@ -164,6 +164,9 @@ def explore(
         pct_depth=pct_depth,
         allow_escapes=allow_escapes,
     )
+    # Checked before anything runs, as the options above are.
+    processes = worker_count(workers)
+    check_executor(executor)
     template = strategy if isinstance(strategy, SchedulingPolicy) else None
     runner = _Runner(
         async_fn,
@@ -239,10 +242,10 @@ def explore(
         nominal = runner.run(Schedule.nominal(seed))
         pct_strategy = f"pct/{pct_depth}/{max(8, nominal.choice_points)}"
     plan = SweepPlan(async_fn, args, options.backend, runner.options, template or pct_strategy or str(strategy), seed, check_determinism)
-    if workers == 1 and executor is None:
+    if processes == 1 and executor is None:
         outcomes = _serial_outcomes(plan, seed_range, runner, nominal)
     else:
-        outcomes = parallel_outcomes(plan, seed_range, workers=worker_count(workers), executor=executor)
+        outcomes = parallel_outcomes(plan, seed_range, workers=processes, executor=executor)
     digests: set[str] = set()
     orders: set[str] = set()
     try:

@@ -151,6 +151,14 @@ def worker_count(workers: int | str) -> int:
     return workers
 
 
+def check_executor(executor: object) -> None:
+    """``executor`` is None or has ``submit`` (a ``concurrent.futures.Executor``)."""
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise SimulationConfigError(
+            "executor", executor, "a concurrent.futures.Executor (e.g. a ProcessPoolExecutor, or a dask Client's get_executor()), or None"
+        )
+
+
 def _chunks(seeds: Sequence[int], workers: int) -> list[Sequence[int]]:
     # Small enough to balance the load and to stop soon after a failure,
     # large enough that sending work costs little beside running it.

@@ -10,6 +10,7 @@ import pytest
 from agents.realtime.model import RealtimeModelListener
 from agents.realtime.model_events import (
     RealtimeModelAudioEvent,
+    RealtimeModelAudioInterruptedEvent,
     RealtimeModelEvent,
     RealtimeModelTranscriptDeltaEvent,
 )
@@ -327,6 +328,66 @@ def test_stream_audio_from_samples_sends_their_bytes() -> None:
     data = agentsim.run(main)
     expected = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
     assert data == expected
+
+
+def test_an_interrupt_says_which_audio_it_cut() -> None:
+    async def main() -> list[list[tuple[str, int]]]:
+        transport, recorder = await connected()
+        cuts: list[list[tuple[str, int]]] = []
+
+        def take() -> None:
+            cuts.append([(e.item_id, e.content_index) for _, e in recorder.events if isinstance(e, RealtimeModelAudioInterruptedEvent)])
+            recorder.events.clear()
+
+        await transport.send_event(RealtimeModelSendInterrupt())  # nothing played yet
+        take()
+        transport.stream_audio(duration=0.2, item_id="a1", response_id="r1")
+        await asyncio.sleep(0.5)  # the response ended; the adapter still counts it as playing
+        await transport.send_event(RealtimeModelSendInterrupt())
+        take()  # delivered before the send returned
+        await transport.send_event(RealtimeModelSendInterrupt())  # already cut: forgotten
+        take()
+        await transport.close()
+        return cuts
+
+    assert agentsim.run(main) == [[], [("a1", 0)], []]
+
+
+def test_an_interrupt_asks_the_apps_playback_tracker() -> None:
+    class Tracker:
+        def __init__(self) -> None:
+            self.interrupted = 0
+
+        def get_state(self) -> dict[str, Any]:
+            return {"current_item_id": "heard", "current_item_content_index": 1, "elapsed_ms": 120.0}
+
+        def on_interrupted(self) -> None:
+            self.interrupted += 1
+
+    async def main() -> tuple[list[str], int]:
+        tracker = Tracker()
+        transport, recorder = await connected({"playback_tracker": tracker})
+        await transport.send_event(RealtimeModelSendInterrupt())
+        await transport.close()
+        return [e.item_id for _, e in recorder.events if isinstance(e, RealtimeModelAudioInterruptedEvent)], tracker.interrupted
+
+    assert agentsim.run(main) == (["heard"], 1)
+
+
+@needs_scoped_interrupts
+def test_a_scoped_interrupt_cuts_every_audio_item_of_its_response() -> None:
+    async def main() -> list[str]:
+        transport, recorder = await connected()
+        transport.stream_audio(duration=0.1, item_id="a1", response_id="r1")
+        transport.stream_audio(duration=0.1, item_id="b1", response_id="r2")
+        await asyncio.sleep(0.2)
+        transport.stream_audio(duration=0.1, item_id="a2", response_id="r1")
+        await asyncio.sleep(0.2)
+        await transport.send_event(RealtimeModelSendInterrupt(response_id="r1"))
+        await transport.close()
+        return [e.item_id for _, e in recorder.events if isinstance(e, RealtimeModelAudioInterruptedEvent)]
+
+    assert agentsim.run(main) == ["a1", "a2"]
 
 
 @needs_scoped_interrupts

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import numpy.typing as npt
+from websockets.exceptions import ConnectionClosedError
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
@@ -32,6 +33,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelErrorEvent,
     RealtimeModelEvent,
     RealtimeModelExceptionEvent,
+    RealtimeModelAudioEvent,
     RealtimeModelListener,
     RealtimeModelSendEvent,
     RealtimeModelSendInterrupt,
@@ -47,6 +49,7 @@ from .errors import (
     RealtimeTransportNotClosedError,
     UnexpectedRealtimeCallError,
 )
+from .playback import PlaybackBooks
 from .streams import AudioStream, ScheduledEmit, describe_event
 from .._kernel.validation import limit, non_negative
 
@@ -121,6 +124,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._streams: list[AudioStream] = []
         self._background: anyio.abc.TaskGroup | None = None
         self._loose_tasks: set[asyncio.Task[Any]] = set()
+        self._playback = PlaybackBooks()
 
     # -- RealtimeModel: the application's side ---------------------------------
 
@@ -140,6 +144,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
                 self._status = "disconnected"
                 raise
         self._status = "connected"
+        self._playback.reset(options.get("playback_tracker"))
         self._inbox = asyncio.Queue()
         self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")
 
@@ -152,8 +157,13 @@ class ScriptedRealtimeTransport(RealtimeModel):
             self._listeners.remove(listener)
 
     async def send_event(self, event: RealtimeModelSendEvent) -> None:
-        """Record a send; raise an injected failure, or fail if disconnected."""
+        """Record a send; raise an injected failure, or fail if disconnected.
+
+        An ``interrupt`` also emits ``audio_interrupted`` for the audio the
+        adapter believes is playing, from the sending task before the send
+        returns, as ``OpenAIRealtimeWebSocketModel`` does (see ``playback``)."""
         self._record_send(event)
+        await self._after_send(event)
 
     async def send_event_if(self, event: RealtimeModelSendEvent, send_if: Callable[[], bool]) -> bool:
         """Send only if ``send_if()`` holds at the commit point (checked and
@@ -162,6 +172,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
             record_event("skip", f"send_if false: {kind_of(event)}")
             return False
         self._record_send(event)
+        await self._after_send(event)
         return True
 
     async def close(self) -> None:
@@ -203,6 +214,11 @@ class ScriptedRealtimeTransport(RealtimeModel):
                     stream.on_interrupt_call()
         if failure is not None:
             raise failure
+
+    async def _after_send(self, event: RealtimeModelSendEvent) -> None:
+        if isinstance(event, RealtimeModelSendInterrupt) and not getattr(event, "cancel_response_only", False):
+            for interrupted in self._playback.interrupted(interrupt_scope(event)[1]):
+                await self._deliver(interrupted)
 
     # -- the scripted side ---------------------------------------------------------
 
@@ -338,8 +354,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         listeners get an ``error`` event if ``error`` is given, then
         ``connection_status("disconnected")`` and ``end_of_stream`` — session
         iteration ends without an exception. ``clean=False``: listeners get an
-        ``exception`` event (``error``, or a ``ConnectionResetError``), which the
-        session raises from its event iterator. Either way later sends raise
+        ``exception`` event (``error``, or the ``websockets``
+        ``ConnectionClosedError`` of a connection lost without a close frame,
+        as the real adapter reports it), which the session raises from its
+        event iterator. Either way later sends raise
         :class:`RealtimeTransportDisconnectedError`.
         """
         self._require_connected("disconnect")
@@ -351,8 +369,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
             if END_OF_STREAM is not None:
                 events.append(END_OF_STREAM())
         else:
-            exception = error if isinstance(error, Exception) else ConnectionResetError("realtime connection lost")
-            events = [RealtimeModelExceptionEvent(exception=exception, context="connection closed unexpectedly")]
+            exception = error if isinstance(error, Exception) else ConnectionClosedError(None, None)
+            events = [RealtimeModelExceptionEvent(exception=exception, context="WebSocket connection closed unexpectedly")]
         for stream in list(self._streams):
             stream.stop()
         await self._enqueue(events, final=True)
@@ -439,6 +457,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
         record_event("emit", describe_event(event))
+        if isinstance(event, RealtimeModelAudioEvent):
+            self._playback.on_audio(event)
         for listener in list(self._listeners):
             try:
                 await listener.on_event(event)

@@ -18,6 +18,7 @@ from agents.realtime.model import RealtimeModelConfig as RealtimeModelConfig
 from agents.realtime.model import RealtimeModelListener as RealtimeModelListener
 from agents.realtime.model import RealtimePlaybackTracker as RealtimePlaybackTracker
 from agents.realtime.model_events import RealtimeModelAudioDoneEvent as RealtimeModelAudioDoneEvent
+from agents.realtime.model_events import RealtimeModelAudioInterruptedEvent as RealtimeModelAudioInterruptedEvent
 from agents.realtime.model_events import RealtimeModelAudioEvent as RealtimeModelAudioEvent
 from agents.realtime.model_events import RealtimeModelConnectionStatusEvent as RealtimeModelConnectionStatusEvent
 from agents.realtime.model_events import RealtimeModelErrorEvent as RealtimeModelErrorEvent

@@ -24,7 +24,8 @@ from agents.exceptions import ModelTimeoutError
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
 import agentsim
-from agentsim.models import TimedModel, model_error, uniform
+from agentsim import SimulationConfigError
+from agentsim.models import RetryAdviceUnreachableError, ScriptedModelRequestAbortedError, TimedModel, model_error, uniform
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 
@@ -195,3 +196,151 @@ def test_bad_delay_specs_are_typed_errors() -> None:
     assert info.value.parameter == "event_interval[1]"
     with pytest.raises(agentsim.SimulationConfigError):
         model_error(RuntimeError("x"), retry_advice="soon")
+
+
+# -- retry advice where nothing can ask it, aborts, token pacing ---------------------
+
+
+def test_a_retry_advice_callback_on_a_bare_scripted_model_is_a_usage_error() -> None:
+    # Before: the callback was silently ignored and the runner saw no advice.
+    async def main() -> None:
+        scripted = ScriptedModel([model_error(ConnectionError("reset"), lambda attempt, request: ModelRetryAdvice(suggested=True)), [assistant_message("ok")]])
+        settings = ModelSettings(retry=ModelRetrySettings(max_retries=3, backoff={"jitter": False}, policy=retry_policies.provider_suggested()))
+        agent = Agent(name="Flaky", model=scripted, model_settings=settings)
+        try:
+            await Runner.run(agent, "hi", run_config=NO_TRACING)
+        except Exception:
+            pass  # an application that swallows errors still fails the simulation
+
+    with pytest.raises(RetryAdviceUnreachableError) as caught:
+        agentsim.run(main)
+    assert isinstance(caught.value.error, ConnectionError) and caught.value.streamed is False
+    assert "TimedModel(ScriptedModel" in str(caught.value)
+
+
+def test_fixed_retry_advice_still_works_on_a_bare_scripted_model() -> None:
+    async def main() -> str:
+        scripted = ScriptedModel([model_error(ConnectionError("reset"), ModelRetryAdvice(suggested=True, replay_safety="safe")), [assistant_message("ok")]])
+        settings = ModelSettings(retry=ModelRetrySettings(max_retries=3, backoff={"jitter": False}, policy=retry_policies.provider_suggested()))
+        result = await Runner.run(Agent(name="Flaky", model=scripted, model_settings=settings), "hi", run_config=NO_TRACING)
+        return str(result.final_output)
+
+    assert agentsim.run(main) == "ok"
+
+
+def test_abort_during_latency_consumes_no_step_and_carries_the_call_index() -> None:
+    async def main() -> tuple[int, str, bool, float, int, str]:
+        scripted = ScriptedModel([[assistant_message("never")]])
+        model = TimedModel(scripted, latency=2.0)
+        agent = Agent(name="Slow", model=model)
+        run = asyncio.create_task(Runner.run(agent, "hi", run_config=NO_TRACING))
+        await asyncio.sleep(0.5)
+        assert model.abort() == 0
+        with pytest.raises(ScriptedModelRequestAbortedError) as caught:
+            await run
+        error = caught.value
+        return error.call_index, error.phase, error.consumed_step, agentsim.now(), scripted.remaining_steps, model.calls[0].outcome
+
+    assert agentsim.run(main) == (0, "latency", False, 0.5, 1, "aborted")
+
+
+def test_abort_is_cooperative_inside_a_responder_and_checked_when_it_returns() -> None:
+    async def main() -> tuple[str, float, str]:
+        async def slow_answer(call: Any) -> Any:
+            await asyncio.sleep(1.0)  # custom code runs to the end: not raced against the abort
+            return [assistant_message("too late")]
+
+        model = TimedModel(ScriptedModel([ModelStep.respond(slow_answer)]), latency=0.2)
+        run = asyncio.create_task(Runner.run(Agent(name="Responder", model=model), "hi", run_config=NO_TRACING))
+        await asyncio.sleep(0.5)
+        model.abort(0)
+        with pytest.raises(ScriptedModelRequestAbortedError) as caught:
+            await run
+        return caught.value.phase, agentsim.now(), caught.value.name
+
+    assert agentsim.run(main) == ("responding", 1.2, "AbortError")
+
+
+def test_a_future_call_can_be_aborted_before_it_starts() -> None:
+    async def main() -> tuple[int, str, int]:
+        scripted = ScriptedModel([[function_call("get_time_zone", {"city": "Oslo"}, call_id="c1")], [assistant_message("UTC+1")]])
+        model = TimedModel(scripted, latency=0.1)
+        model.abort(1)
+        with pytest.raises(ScriptedModelRequestAbortedError) as caught:
+            await Runner.run(Agent(name="Clock", model=model, tools=[get_time_zone]), "Oslo?", run_config=NO_TRACING)
+        return caught.value.call_index, caught.value.phase, scripted.remaining_steps
+
+    assert agentsim.run(main) == (1, "before_call", 1)
+
+
+def test_abort_mid_stream_stops_before_the_next_event() -> None:
+    async def main() -> tuple[list[str], str]:
+        model = TimedModel(ScriptedModel([[assistant_message("one two three four five six")]]), first_token=0.1, tokens_per_second=10)
+        result = Runner.run_streamed(Agent(name="Streamer", model=model), "hi", run_config=NO_TRACING)
+        text: list[str] = []
+
+        async def abort_at_a_quarter_second() -> None:
+            await asyncio.sleep(0.25)
+            model.abort(0)
+
+        aborter = asyncio.create_task(abort_at_a_quarter_second())
+        with pytest.raises(ScriptedModelRequestAbortedError) as caught:
+            async for event in result.stream_events():
+                if event.type == "raw_response_event" and event.data.type == "response.output_text.delta":
+                    text.append(event.data.delta)
+        await aborter
+        return text, caught.value.phase
+
+    text, phase = agentsim.run(main)
+    assert text == ["one ", "two "]  # tokens at 0.1 and 0.2 s; the abort at 0.25 s cut the wait for 0.3
+    assert phase == "streaming"
+
+
+def test_tokens_per_second_paces_text_after_the_first_token() -> None:
+    async def main() -> tuple[list[tuple[float, str]], str]:
+        model = TimedModel(ScriptedModel([[assistant_message("The answer is forty two.")]]), first_token=0.4, tokens_per_second=20)
+        result = Runner.run_streamed(Agent(name="Streamer", model=model), "hi", run_config=NO_TRACING)
+        deltas = [
+            (agentsim.now(), event.data.delta)
+            async for event in result.stream_events()
+            if event.type == "raw_response_event" and event.data.type == "response.output_text.delta"
+        ]
+        return deltas, str(result.final_output)
+
+    deltas, output = agentsim.run(main)
+    assert output == "The answer is forty two."
+    assert [delta for _, delta in deltas] == ["The ", "answer ", "is ", "forty ", "two."]
+    assert [time for time, _ in deltas] == pytest.approx([0.4 + 0.05 * i for i in range(5)])
+
+
+def test_characters_per_second_and_a_rate_window_explored_by_seed() -> None:
+    def first_arrivals(seed: int) -> list[float]:
+        async def main() -> list[float]:
+            model = TimedModel(ScriptedModel([[assistant_message("abcdef")]]), tokens_per_second=(50, 100), tokenize=list)
+            result = Runner.run_streamed(Agent(name="Chars", model=model), "hi", run_config=NO_TRACING)
+            return [
+                agentsim.now()
+                async for event in result.stream_events()
+                if event.type == "raw_response_event" and event.data.type == "response.output_text.delta"
+            ]
+
+        return agentsim.run(main, seed=seed, strategy="jitter")
+
+    runs = {seed: first_arrivals(seed) for seed in range(4)}
+    for times in runs.values():
+        gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+        assert len(times) == 6 and all(0.01 - 1e-9 <= gap <= 0.02 + 1e-9 for gap in gaps)
+    assert len({tuple(times) for times in runs.values()}) > 1  # the seed picks the speeds
+    assert runs[2] == first_arrivals(2)  # and fixes them
+
+
+def test_abort_of_an_ended_call_is_a_typed_error() -> None:
+    async def main() -> None:
+        model = TimedModel(ScriptedModel([[assistant_message("done")]]))
+        await Runner.run(Agent(name="Quick", model=model), "hi", run_config=NO_TRACING)
+        with pytest.raises(SimulationConfigError, match="already ended"):
+            model.abort(0)
+        with pytest.raises(SimulationConfigError, match="no call is running"):
+            model.abort()
+
+    agentsim.run(main)

@@ -2,7 +2,8 @@
 
 ``TimedModel`` wraps any ``agents.models.interface.Model`` (the SDK's
 ``agents.testing.ScriptedModel`` included) so its calls take virtual time;
-``model_error`` scripts a failure whose retry advice can depend on the attempt.
+``model_error`` scripts a failure whose retry advice can depend on the attempt;
+``TimedModel.abort`` aborts a request (``ScriptedModelRequestAbortedError``).
 """
 
 from ..timing import exponential as exponential
@@ -11,6 +12,8 @@ from ..timing import uniform as uniform
 from ._errors import model_error as model_error
 from ._timed import TimedModel as TimedModel
 from ._timed import TimedModelCall as TimedModelCall
+from .errors import RetryAdviceUnreachableError as RetryAdviceUnreachableError
+from .errors import ScriptedModelRequestAbortedError as ScriptedModelRequestAbortedError
 
 __all__ = [
     "exponential",
@@ -19,5 +22,7 @@ __all__ = [
     "model_error",
     "TimedModel",
     "TimedModelCall",
+    "RetryAdviceUnreachableError",
+    "ScriptedModelRequestAbortedError",
 ]
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import sys
+
+from .._kernel.core import current_core
 from .._kernel.errors import SimulationConfigError
-from ._timed import RETRY_ADVICE_ATTRIBUTE
+from ._timed import RETRY_ADVICE_ATTRIBUTE, TimedModel
 from ..contrib.openai_agents.sdk import sdk_root, testing
+from .errors import RetryAdviceUnreachableError
 
 RetryAdviceCallback = Callable[[int, Any], Any]
 
@@ -20,7 +24,10 @@ def model_error(error: Exception, retry_advice: Any = None) -> Any:
     which Python's helper lacks — a callback ``(attempt, request) ->
     ModelRetryAdvice | None`` asked each time this error is raised. The
     callback needs the model wrapped in :class:`TimedModel` (it answers the
-    runner's ``get_retry_advice``). Each retry is a new model call and consumes
+    runner's ``get_retry_advice``); raised by a bare ``ScriptedModel`` it
+    would be ignored, so the call fails with
+    :class:`~agentsim.models.errors.RetryAdviceUnreachableError` instead (and
+    the simulation ends with it). Each retry is a new model call and consumes
     the next scripted step, so script one ``model_error`` per failing attempt::
 
         advice = lambda attempt, request: ModelRetryAdvice(suggested=attempt < 3, replay_safety="safe")
@@ -36,4 +43,28 @@ def model_error(error: Exception, retry_advice: Any = None) -> Any:
     if not callable(retry_advice):
         raise SimulationConfigError("retry_advice", retry_advice, "a ModelRetryAdvice, a callback (attempt, request) -> advice, or None")
     setattr(error, RETRY_ADVICE_ATTRIBUTE, retry_advice)
-    return ModelStep.raise_error(error)
+
+    def raise_it(call: Any) -> Any:
+        # A responder runs inside the model call: check that a TimedModel is
+        # on the way out, the one place the runner's advice question reaches.
+        if not _inside_timed_model():
+            unreachable = RetryAdviceUnreachableError(error, bool(getattr(call, "streamed", False)))
+            core = current_core()
+            if core is not None:
+                core.abort(unreachable)
+            raise unreachable
+        return ModelStep.raise_error(error)
+
+    return ModelStep.respond(raise_it)
+
+
+_TIMED_CALLS = frozenset({TimedModel.get_response.__code__, TimedModel.stream_response.__code__})
+
+
+def _inside_timed_model() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _TIMED_CALLS:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False

@@ -1,8 +1,10 @@
-"""``TimedModel``: any SDK ``Model``, with latency, time to first token and pacing."""
+"""``TimedModel``: any SDK ``Model``, with latency, time to first token, token
+pacing and cooperative aborts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,9 +13,11 @@ from ..contrib.openai_agents.sdk import Model
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
-from ..timing import DelaySource, DelaySpec
+from .._kernel.validation import whole
+from ..timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
+from .errors import AbortPhase, ScriptedModelRequestAbortedError
 
-Outcome = Literal["running", "completed", "failed", "cancelled", "closed"]
+Outcome = Literal["running", "completed", "failed", "cancelled", "closed", "aborted"]
 Phase = Literal["latency", "responding", "streaming"]
 
 
@@ -44,6 +48,13 @@ class TimedModelCall:
 
 
 RETRY_ADVICE_ATTRIBUTE = "_agentsim_retry_advice"
+TEXT_DELTA = "response.output_text.delta"
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def words(text: str) -> list[str]:
+    """Default tokens of streamed text: each word with the spaces around it."""
+    return _WORDS.findall(text)
 
 
 class TimedModel(Model):
@@ -55,6 +66,20 @@ class TimedModel(Model):
     (see :mod:`agentsim.timing`): fixed, per call, computed or seeded::
 
         model = TimedModel(ScriptedModel([...]), latency=uniform(0.2, 1.5), event_interval=0.02)
+
+    ``tokens_per_second``: stream text the way a model generates it — each
+    ``response.output_text.delta`` is split into tokens (``tokenize``;
+    default: words with their spaces, ``tokenize=list`` for characters) sent
+    ``1 / tokens_per_second`` apart after the first token; a ``(low,
+    high)`` range makes each spacing a window the explorer orders against
+    other timers. With ``first_token`` this makes time-to-first-token and
+    per-token races testable (a guardrail on the third word, a cancel
+    between two tokens).
+
+    ``abort(call_index)`` aborts a request as the JS guide's abort signal
+    does: the call raises
+    :class:`~agentsim.models.errors.ScriptedModelRequestAbortedError` with
+    its index (see there for where an abort takes effect).
 
     The runner sees the time pass: ``ModelSettings(timeout=...)``, retry
     back-off and cancellation land at the right virtual instants. Cancelling
@@ -71,6 +96,8 @@ class TimedModel(Model):
         latency: DelaySpec = 0.0,
         first_token: DelaySpec | None = None,
         event_interval: DelaySpec = 0.0,
+        tokens_per_second: Speed | None = None,
+        tokenize: Callable[[str], list[str]] = words,
         name: str = "model",
     ) -> None:
         # Duck-typed like the runner: anything that answers get_response and
@@ -86,7 +113,15 @@ class TimedModel(Model):
             self._latency if first_token is None else DelaySource(first_token, name="first_token", stream=f"model:{name}:first_token")
         )
         self._event_interval = DelaySource(event_interval, name="event_interval", stream=f"model:{name}:event_interval")
+        if tokens_per_second is not None:
+            check_speed(tokens_per_second, name="tokens_per_second")
+        if not callable(tokenize):
+            raise SimulationConfigError("tokenize", tokenize, "a function str -> list[str] (e.g. list, for characters)")
+        self._tokens_per_second = tokens_per_second
+        self._tokenize = tokenize
         self._calls: list[TimedModelCall] = []
+        self._aborted: set[int] = set()
+        self._waits: dict[int, anyio.CancelScope] = {}
 
     @property
     def calls(self) -> tuple[TimedModelCall, ...]:
@@ -111,14 +146,55 @@ class TimedModel(Model):
         call.finished_at = anyio.current_time()
         record_event("model", f"{self.name} call {call.index} {outcome} in {call.phase}")
 
+    def abort(self, call_index: int | None = None) -> int:
+        """Abort model request ``call_index`` (default: the latest running one);
+        a future index aborts that call as it starts. Returns the index.
+
+        Waiting (latency, first token, pacing) ends at once; inside the
+        wrapped model the abort is cooperative, checked when it returns
+        control. The call raises ``ScriptedModelRequestAbortedError``."""
+        if call_index is None:
+            running = [call.index for call in self._calls if call.outcome == "running"]
+            if not running:
+                raise SimulationConfigError("call_index", None, "the index of a model call: no call is running now")
+            call_index = running[-1]
+        whole("call_index", call_index, minimum=0, expected="a 0-based model call index (TimedModel.calls)")
+        if call_index < len(self._calls) and self._calls[call_index].outcome != "running":
+            raise SimulationConfigError("call_index", call_index, f"a running or future call: call #{call_index} already ended ({self._calls[call_index].outcome})")
+        self._aborted.add(call_index)
+        record_event("model", f"{self.name} abort call {call_index}")
+        scope = self._waits.get(call_index)
+        if scope is not None:
+            scope.cancel()
+        return call_index
+
+    def _check_abort(self, call: TimedModelCall, phase: AbortPhase) -> None:
+        if call.index in self._aborted:
+            raise ScriptedModelRequestAbortedError(call.index, phase)
+
+    async def _wait(self, call: TimedModelCall, phase: AbortPhase, sleep: Any, index: int) -> None:
+        """Sleep ``sleep(index)``, cut short by an abort of this call."""
+        with anyio.CancelScope() as scope:
+            self._waits[call.index] = scope
+            try:
+                await sleep(index)
+            finally:
+                del self._waits[call.index]
+        self._check_abort(call, phase)
+
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         call = self._start(streamed=False)
         try:
-            await self._latency.sleep(call.index)
+            self._check_abort(call, "before_call")
+            await self._wait(call, "latency", self._latency.sleep, call.index)
             call.phase = "responding"
             response = await self.model.get_response(*args, **kwargs)
+            self._check_abort(call, "responding")  # the answer came after the abort: discarded
         except anyio.get_cancelled_exc_class():
             self._finish(call, "cancelled")
+            raise
+        except ScriptedModelRequestAbortedError as error:
+            self._finish(call, "aborted", error)
             raise
         except Exception as error:
             self._finish(call, "failed", error)
@@ -131,15 +207,23 @@ class TimedModel(Model):
         outcome: Outcome = "closed"
         error: BaseException | None = None
         try:
-            await self._first_token.sleep(call.index)
+            self._check_abort(call, "before_call")
+            await self._wait(call, "latency", self._first_token.sleep, call.index)
             call.phase = "streaming"
             stream = self.model.stream_response(*args, **kwargs)
+            tokens = Pacer(1.0, self._tokens_per_second, name="tokens_per_second") if self._tokens_per_second is not None else None
+            token_index = 0
             try:
                 async for event in stream:
-                    if call.events:
-                        await self._event_interval.sleep(call.events - 1)
-                    yield event
-                    call.events += 1
+                    self._check_abort(call, "streaming")  # checked again when the stream returns control
+                    for piece, is_token in self._pieces(event, tokens is not None, call.events):
+                        if is_token and tokens is not None:
+                            await self._wait(call, "streaming", tokens.until, token_index)
+                            token_index += 1
+                        elif call.events:
+                            await self._wait(call, "streaming", self._event_interval.sleep, call.events - 1)
+                        yield piece
+                        call.events += 1
             finally:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
@@ -151,11 +235,28 @@ class TimedModel(Model):
         except GeneratorExit:
             outcome = "closed"  # the consumer stopped reading
             raise
+        except ScriptedModelRequestAbortedError as exc:
+            outcome, error = "aborted", exc
+            raise
         except Exception as exc:
             outcome, error = "failed", exc
             raise
         finally:
             self._finish(call, outcome, error)
+
+    def _pieces(self, event: Any, paced: bool, sent: int) -> Iterator[tuple[Any, bool]]:
+        """``event`` as it reaches the caller: a text delta split into tokens
+        when paced (sequence numbers renumbered to stay increasing)."""
+        if not paced:
+            yield event, False
+            return
+        pieces = [event]
+        if getattr(event, "type", None) == TEXT_DELTA and isinstance(getattr(event, "delta", None), str):
+            pieces = [event.model_copy(update={"delta": token}) for token in self._tokenize(event.delta)] or [event]
+        for offset, piece in enumerate(pieces):
+            if hasattr(piece, "sequence_number") and hasattr(piece, "model_copy"):
+                piece = piece.model_copy(update={"sequence_number": sent + offset})
+            yield piece, piece.type == TEXT_DELTA if hasattr(piece, "type") else False
 
     def get_retry_advice(self, request: Any) -> Any:
         advise = getattr(request.error, RETRY_ADVICE_ATTRIBUTE, None)

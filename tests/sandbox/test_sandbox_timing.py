@@ -120,3 +120,73 @@ def test_a_step_without_exactly_one_outcome_is_a_typed_error() -> None:
     with pytest.raises(agentsim.SimulationConfigError) as info:
         timed_sandbox_session([{"method": "exec", "duration": 1.0}])
     assert info.value.parameter == "steps[0]"
+
+
+def _pty_update(output: bytes, exit_code: int | None, process_id: int | None = None) -> Any:
+    from agents.sandbox.session.pty_types import PtyExecUpdate
+
+    return PtyExecUpdate(process_id=process_id, output=output, exit_code=exit_code, original_token_count=None)
+
+
+@pytest.mark.parametrize(("strategy", "seed"), SCHEDULES)
+def test_a_pty_command_yields_at_its_yield_time_and_is_polled_until_it_ends(strategy: str, seed: int) -> None:
+    # Before: pty_exec_start waited the command's whole 8 s and the model never polled.
+    async def main() -> tuple[list[str], list[float]]:
+        sandbox = timed_sandbox_session(
+            [
+                {"method": "pty_exec_start", "duration": 8.0, "result": _pty_update(b"build ok\n", 0)},
+                {"method": "pty_write_stdin"},  # polls: at least 5 s with empty input -> 7 s, still running
+                {"method": "pty_write_stdin"},  # ends at 8 s
+            ]
+        )
+        script: list[Any] = [
+            [function_call("exec_command", {"cmd": "make build", "yield_time_ms": 2000}, call_id="c0")],
+            [function_call("write_stdin", {"session_id": 1000, "chars": "", "yield_time_ms": 1000}, call_id="c1")],
+            [function_call("write_stdin", {"session_id": 1000, "chars": "", "yield_time_ms": 10000}, call_id="c2")],
+            [assistant_message("built")],
+        ]
+        model = ScriptedModel(script)
+        turn_times: list[float] = []
+        original = model.get_response
+
+        async def timed_get_response(*args: Any, **kwargs: Any) -> Any:
+            turn_times.append(agentsim.now())
+            return await original(*args, **kwargs)
+
+        model.get_response = timed_get_response  # type: ignore[method-assign]
+        agent = SandboxAgent(name="Shell", model=model, capabilities=[Shell()])
+        async with sandbox:
+            await Runner.run(agent, "build it", run_config=RunConfig(sandbox={"session": sandbox}, tracing_disabled=True))
+        sandbox.assert_complete()
+        outputs = [item["output"] for call in model.calls for item in call.input if isinstance(item, dict) and item.get("type") == "function_call_output"]
+        return outputs[-3:], turn_times
+
+    outputs, times = agentsim.run(main, strategy=strategy, seed=seed)
+    assert times == [0.0, 2.0, 7.0, 8.0]
+    started, still_running, ended = outputs
+    assert "1000" in started and "build ok" not in started and "exited with code" not in started
+    assert "1000" in still_running and "exited with code" not in still_running
+    assert "Process exited with code 0" in ended and "build ok" in ended
+
+
+def test_a_pty_command_shorter_than_its_yield_returns_its_result() -> None:
+    async def main() -> tuple[Any, float]:
+        sandbox = timed_sandbox_session([{"method": "pty_exec_start", "duration": 1.5, "result": _pty_update(b"hi\n", 0)}])
+        async with sandbox:
+            update = await sandbox.pty_exec_start("echo hi", yield_time_s=10.0)
+        return update, agentsim.now()
+
+    update, end = agentsim.run(main)
+    assert (update.exit_code, update.output, end) == (0, b"hi\n", 1.5)
+
+
+def test_polling_an_unknown_pty_session_is_the_sdks_error() -> None:
+    from agents.sandbox.errors import PtySessionNotFoundError
+
+    async def main() -> None:
+        sandbox = timed_sandbox_session([{"method": "pty_write_stdin"}])
+        async with sandbox:
+            with pytest.raises(PtySessionNotFoundError):
+                await sandbox.pty_write_stdin(session_id=4242, chars="")
+
+    agentsim.run(main)

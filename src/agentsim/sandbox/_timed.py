@@ -12,6 +12,7 @@ from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..timing import DelaySource, DelaySpec
 from ..contrib.openai_agents.sdk import sandbox_errors, testing
+from ._pty import PtyProcesses
 
 
 def timed_sandbox_session(
@@ -31,27 +32,55 @@ def timed_sandbox_session(
             {"method": "exec", "duration": 42.0, "result": ExecResult(stdout=b"done", stderr=b"", exit_code=0)},
         ])
         # an exec_command with yield_time_ms=10000 now times out at exactly 10 s
+
+    On the PTY path a ``pty_exec_start`` step's duration is the command's run
+    time: the call yields at its ``yield_time_s`` with a running update
+    (``process_id``, no exit code) if the command is still running, and a
+    ``pty_write_stdin`` step *without* an outcome polls it — returning the
+    step's result once the command has ended (see ``_pty``)::
+
+        {"method": "pty_exec_start", "duration": 42.0, "result": PtyExecUpdate(process_id=None, output=b"built", exit_code=0, original_token_count=None)},
+        {"method": "pty_write_stdin"},   # polled at 10 s: still running
+        {"method": "pty_write_stdin"},   # ...until the poll that sees it end
     """
     scripted_sandbox_session = testing().scripted_sandbox_session
 
     default = DelaySource(latency, name="latency", stream="sandbox:latency")
-    converted = [_with_duration(dict(step), index, default) for index, step in enumerate(steps)]
+    processes = PtyProcesses()
+    converted = [_with_duration(dict(step), index, default, processes) for index, step in enumerate(steps)]
     return scripted_sandbox_session(converted, manifest=manifest)
 
 
-def _with_duration(step: dict[str, Any], index: int, default: DelaySource) -> dict[str, Any]:
+def _with_duration(step: dict[str, Any], index: int, default: DelaySource, processes: PtyProcesses) -> dict[str, Any]:
     if "duration" in step:
         source = DelaySource(step.pop("duration"), name=f"steps[{index}].duration", stream=f"sandbox:step{index}")
     else:
         source = default
     outcomes = [key for key in ("result", "responder", "error") if key in step]
+    method = step.get("method")
+    if not outcomes and method == "pty_write_stdin":
+        if source is not default:
+            raise SimulationConfigError(f"steps[{index}].duration", source.delay, "no duration on a polling pty_write_stdin step (it waits for the running command, up to its yield time)")
+        step["responder"] = processes.poll
+        return step
     if len(outcomes) != 1:
-        raise SimulationConfigError(f"steps[{index}]", sorted(step), "exactly one of 'result', 'responder' or 'error'")
+        raise SimulationConfigError(f"steps[{index}]", sorted(step), "exactly one of 'result', 'responder' or 'error' (or none, on a pty_write_stdin step that polls a running command)")
     outcome = outcomes[0]
     value = step.pop(outcome)
-    method = step.get("method")
+
+    def finish(call: Any) -> Any:
+        record_event("sandbox", f"{method} call {call.call_index} done")
+        if outcome == "error":
+            raise value
+        if outcome == "responder":
+            return value(call)
+        return value
 
     async def timed_responder(call: Any) -> Any:
+        if method == "pty_exec_start":
+            record_event("sandbox", f"{method} call {call.call_index} starts")
+            process_id = getattr(value, "process_id", None) if outcome == "result" else None
+            return await processes.start(call, source, index, lambda: finish(call), process_id)
         timeout = call.kwargs.get("timeout") if method == "exec" else None
         record_event("sandbox", f"{method} call {call.call_index} starts")
         if timeout is None:
@@ -66,13 +95,8 @@ def _with_duration(step: dict[str, Any], index: int, default: DelaySource) -> di
                 ExecTimeoutError = sandbox_errors().ExecTimeoutError  # noqa: N806 - the SDK's class
                 record_event("sandbox", f"{method} call {call.call_index} timed out after {timeout}s")
                 raise ExecTimeoutError(command=call.args, timeout_s=timeout)
-        record_event("sandbox", f"{method} call {call.call_index} done")
-        if outcome == "error":
-            raise value
-        if outcome == "responder":
-            result = value(call)
-            return await result if inspect.isawaitable(result) else result
-        return value
+        result = finish(call)
+        return await result if inspect.isawaitable(result) else result
 
     step["responder"] = timed_responder
     return step

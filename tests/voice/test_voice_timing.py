@@ -192,3 +192,46 @@ def test_transcription_latency_is_a_window_after_the_speech_ends() -> None:
     with pytest.raises(agentsim.SimulationConfigError) as info:
         TimedTranscriptionSession([TimedTurn("x", after=None, at=None, delay=-1)], ends=None)
     assert info.value.parameter in ("turns[0]", "turns[0].delay")
+
+
+def test_a_static_transcription_takes_its_latency_and_scales_with_the_clip() -> None:
+    # Before: ScriptedSTTModel.transcribe answered at t=0 whatever the clip.
+    from agents.voice import AudioInput
+
+    from agentsim.voice import TimedSTTModel
+
+    async def main() -> tuple[float | None, float, list[str], list[float]]:
+        stt = TimedSTTModel(ScriptedSTTModel(["book a table"]), latency=0.4, per_audio_second=0.1)
+        workflow = ScriptedVoiceWorkflow(turns=["Booked."])
+        tts = TimedTTSModel(ScriptedTTSModel([TTSResult(chunks=[CHUNK])]), first_chunk=0.2)
+        pipeline = VoicePipeline(workflow=workflow, stt_model=stt, tts_model=tts, config={"tracing_disabled": True})
+        clip = AudioInput(buffer=np.zeros(24_000 * 3, dtype=np.int16))  # three seconds
+        result = await pipeline.run(clip)
+        first_audio: float | None = None
+        async for event in result.stream():
+            if event.type == "voice_stream_event_audio" and first_audio is None:
+                first_audio = agentsim.now()
+        stt.assert_complete()  # falls through to ScriptedSTTModel
+        call = stt.timed_calls[0]
+        return first_audio, call.audio_seconds, list(workflow.transcriptions), [call.started_at, call.finished_at or -1.0]
+
+    first_audio, seconds, heard, span = agentsim.run(main)
+    assert seconds == 3.0 and heard == ["book a table"]
+    assert span == pytest.approx([0.0, 0.7])  # 0.4 s + 0.1 s per second of audio
+    assert first_audio == pytest.approx(0.9)  # then the TTS's first chunk 0.2 s later
+
+
+def test_cancelling_a_static_transcription_during_its_latency_consumes_nothing() -> None:
+    from agents.voice import AudioInput, STTModelSettings
+
+    from agentsim.voice import TimedSTTModel
+
+    async def main() -> tuple[str, int]:
+        scripted = ScriptedSTTModel(["hello"])
+        stt = TimedSTTModel(scripted, latency=2.0)
+        clip = AudioInput(buffer=np.zeros(2400, dtype=np.int16))
+        with anyio.move_on_after(1.0):
+            await stt.transcribe(clip, STTModelSettings(), False, False)
+        return stt.timed_calls[0].outcome, len(scripted.calls)
+
+    assert agentsim.run(main) == ("cancelled", 0)

@@ -1,4 +1,5 @@
-"""Timed voice doubles: a simulated microphone, timed transcription turns, paced TTS.
+"""Timed voice doubles: a simulated microphone, timed transcription (streamed
+turns and static clips), paced TTS.
 
 They compose with ``agents.voice.testing`` (``ScriptedSTTModel``,
 ``ScriptedTTSModel``) and run the real ``VoicePipeline`` on virtual time.
@@ -10,6 +11,8 @@ from .microphone import SimulatedMicrophone as SimulatedMicrophone
 from .microphone import SpokenSegment as SpokenSegment
 from .microphone import silence as silence
 from .microphone import speech as speech
+from .stt import TimedSTTCall as TimedSTTCall
+from .stt import TimedSTTModel as TimedSTTModel
 from .transcription import TimedTranscriptionSession as TimedTranscriptionSession
 from .transcription import TimedTurn as TimedTurn
 from .tts import TimedTTSCall as TimedTTSCall
@@ -22,6 +25,8 @@ __all__ = [
     "SpokenSegment",
     "silence",
     "speech",
+    "TimedSTTCall",
+    "TimedSTTModel",
     "TimedTranscriptionSession",
     "TimedTurn",
     "TimedTTSCall",

@@ -34,6 +34,7 @@ from agents.realtime.model_inputs import RealtimeModelSendToolOutput as Realtime
 from agents.realtime.model_inputs import RealtimeModelSendUserInput as RealtimeModelSendUserInput
 from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel as OpenAIRealtimeWebSocketModel
 from agents.voice import StreamedAudioInput as StreamedAudioInput
+from agents.voice.model import STTModel as STTModel
 from agents.voice.model import TTSModel as TTSModel
 from agents.voice.model import TTSModelSettings as TTSModelSettings
 

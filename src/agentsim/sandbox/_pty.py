@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from .._kernel.core import record_event
+from ..contrib.openai_agents.sdk import sandbox_errors, sandbox_pty
 from ..timing import DelaySource
 
 #: Process ids of running commands start here (the SDK's lowest).
@@ -43,10 +44,8 @@ class PtyProcesses:
     async def start(self, call: Any, duration: DelaySource, index: int, finish: Callable[[], Any], process_id: int | None) -> Any:
         """Run a ``pty_exec_start`` for up to its yield time: the final update if
         the command ended by then, else a running update with a process id."""
-        from agents.sandbox.session.pty_types import clamp_pty_yield_time_ms
-
         requested = call.kwargs.get("yield_time_s")
-        yield_s = clamp_pty_yield_time_ms(10_000 if requested is None else int(requested * 1000)) / 1000
+        yield_s = sandbox_pty().clamp_pty_yield_time_ms(10_000 if requested is None else int(requested * 1000)) / 1000
         process = _Process(anyio.current_time(), duration, index, finish)
         if await _ends_within(process, yield_s):
             return await _outcome(finish)
@@ -59,16 +58,13 @@ class PtyProcesses:
     async def poll(self, call: Any) -> Any:
         """A ``pty_write_stdin`` step without an outcome: wait up to its yield
         time for the process to end."""
-        from agents.sandbox.errors import PtySessionNotFoundError
-        from agents.sandbox.session.pty_types import resolve_pty_write_yield_time_ms
-
         session_id = call.kwargs.get("session_id")
         process = self._running.get(session_id)
         if process is None:
-            raise PtySessionNotFoundError(session_id=session_id)
+            raise sandbox_errors().PtySessionNotFoundError(session_id=session_id)
         requested = call.kwargs.get("yield_time_s")
         chars = call.kwargs.get("chars") or ""
-        yield_s = resolve_pty_write_yield_time_ms(yield_time_ms=250 if requested is None else int(requested * 1000), input_empty=chars == "") / 1000
+        yield_s = sandbox_pty().resolve_pty_write_yield_time_ms(yield_time_ms=250 if requested is None else int(requested * 1000), input_empty=chars == "") / 1000
         if await _ends_within(process, yield_s):
             del self._running[session_id]
             record_event("sandbox", f"pty process {session_id} ended")
@@ -97,6 +93,4 @@ async def _outcome(finish: Callable[[], Any]) -> Any:
 
 
 def _running_update(process_id: int) -> Any:
-    from agents.sandbox.session.pty_types import PtyExecUpdate
-
-    return PtyExecUpdate(process_id=process_id, output=b"", exit_code=None, original_token_count=None)
+    return sandbox_pty().PtyExecUpdate(process_id=process_id, output=b"", exit_code=None, original_token_count=None)

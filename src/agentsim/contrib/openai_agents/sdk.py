@@ -100,6 +100,11 @@ def sdk_root() -> ModuleType:
     return agents
 
 
+def sandbox_pty() -> ModuleType:
+    """``agents.sandbox.session.pty_types`` (``PtyExecUpdate``, the yield-time rules): 0.21 and later."""
+    return _module("agents.sandbox.session.pty_types", "agentsim.sandbox's PTY path (built on agents.sandbox)", "0.21")
+
+
 def sandbox_errors() -> ModuleType:
     """``agents.sandbox.errors`` (``ExecTimeoutError``): 0.21 and later."""
     return _module("agents.sandbox.errors", "agentsim.sandbox (built on agents.sandbox)", "0.21")

@@ -3,7 +3,8 @@
 ``ScriptedRealtimeTransport`` implements ``agents.realtime.model.RealtimeModel``
 so the real ``RealtimeRunner``/``RealtimeSession`` run on it unmodified; a
 scenario expects the application's calls and emits model events on the
-virtual clock. See ``docs/realtime.md``.
+virtual clock. ``TimedRealtimeModel`` puts the SDK's own
+``ScriptedRealtimeModel`` on the clock instead. See ``docs/realtime.md``.
 """
 
 from ..contrib.openai_agents.sdk import turn_ended as turn_ended
@@ -20,6 +21,7 @@ from .errors import UnexpectedRealtimeCallError as UnexpectedRealtimeCallError
 from .streams import AudioStream as AudioStream
 from .streams import ScheduledEmit as ScheduledEmit
 from .transport import RealtimeScenarioContext as RealtimeScenarioContext
+from .timed import TimedRealtimeModel as TimedRealtimeModel
 from .transport import ScriptedRealtimeTransport as ScriptedRealtimeTransport
 
 __all__ = [
@@ -38,5 +40,6 @@ __all__ = [
     "ScheduledEmit",
     "RealtimeScenarioContext",
     "ScriptedRealtimeTransport",
+    "TimedRealtimeModel",
 ]
 

@@ -1,0 +1,256 @@
+"""``TimedRealtimeModel``: the SDK's own ``ScriptedRealtimeModel``, on the clock.
+
+``agents.realtime.testing.ScriptedRealtimeModel`` (what the Python testing
+guide teaches) answers every send at once. Wrapped, the same script gains
+what a network and a server add: replies ``latency`` after the send that
+triggered them, assistant audio paced by its duration, and a connection that
+drops at a chosen instant — one line around an existing test::
+
+    model = TimedRealtimeModel(ScriptedRealtimeModel([RealtimeStep(...)]), latency=0.3)
+    model.disconnect_at(2.0)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from websockets.exceptions import ConnectionClosedError
+
+from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
+from .._kernel.validation import non_negative, whole
+from ..audio import pcm
+from ..contrib.openai_agents.sdk import (
+    END_OF_STREAM,
+    RealtimeModel,
+    RealtimeModelAudioEvent,
+    RealtimeModelConfig,
+    RealtimeModelConnectionStatusEvent,
+    RealtimeModelEvent,
+    RealtimeModelExceptionEvent,
+    RealtimeModelListener,
+    RealtimeModelSendEvent,
+    RealtimeModelSendInterrupt,
+    interrupt_scope,
+)
+from ..timing import DelaySource, DelaySpec, Speed, check_speed, uniform
+from .streams import describe_event
+
+
+class _Relay(RealtimeModelListener):
+    """The wrapped model's only listener: hands its events to the wrapper."""
+
+    def __init__(self, receive: Callable[[RealtimeModelEvent], None]) -> None:
+        self._receive = receive
+
+    async def on_event(self, event: RealtimeModelEvent) -> None:
+        self._receive(event)
+
+
+class TimedRealtimeModel(RealtimeModel):
+    """Wrap a ``RealtimeModel`` (the SDK's ``ScriptedRealtimeModel``) so its
+    events reach the session on virtual time.
+
+    ``latency``: a delay spec (see :mod:`agentsim.timing`) from each send (and
+    the connect) to the first event it triggers, drawn once per send; events
+    the test pushes with ``model.emit(...)`` take it too. ``connect_latency``:
+    how long ``connect`` takes. ``audio_pace``: assistant audio
+    (``RealtimeModelAudioEvent``, pcm16 at ``sample_rate``) leaves no faster
+    than its duration ``/ audio_pace`` (``1.0``: real time; a ``(low, high)``
+    range makes each chunk's spacing a window; ``None``: no pacing). Events
+    keep their order. An ``interrupt`` send drops the queued audio of the
+    response it cancels (all, or the one it names; not ``playback_only``),
+    as a server stops generating. Attributes the wrapper does not define
+    (``sent_events``, ``assert_complete``, ``emit`` …) are the wrapped
+    model's.
+    """
+
+    def __init__(
+        self,
+        model: RealtimeModel,
+        *,
+        latency: DelaySpec = 0.0,
+        connect_latency: DelaySpec = 0.0,
+        audio_pace: Speed | None = 1.0,
+        sample_rate: int = 24_000,
+    ) -> None:
+        if not all(callable(getattr(model, name, None)) for name in ("connect", "send_event", "add_listener", "close")):
+            raise SimulationConfigError("model", model, "a RealtimeModel (connect, add_listener, send_event, close), e.g. ScriptedRealtimeModel([...])")
+        self.model = model
+        self._latency = DelaySource(latency, name="latency", stream="realtime-timed:latency")
+        self._connect_latency = DelaySource(connect_latency, name="connect_latency", stream="realtime-timed:connect")
+        # Seconds of sending per second of audio: 1 / pace, or a window of them.
+        self._pace: DelaySource | None = None
+        if audio_pace is not None:
+            low, high = check_speed(audio_pace, name="audio_pace")
+            self._pace = DelaySource(1.0 / low if low == high else uniform(1.0 / high, 1.0 / low), name="audio_pace", stream="realtime-timed:pace")
+        self._chunks = 0
+        self._sample_rate = whole("sample_rate", sample_rate, minimum=1, expected="samples per second of the assistant's pcm16 audio")
+        self._listeners: list[RealtimeModelListener] = []
+        self._queue: deque[tuple[float, RealtimeModelEvent]] = deque()
+        self._wake = asyncio.Event()
+        self._delivery: asyncio.Task[None] | None = None
+        self._drop: asyncio.Task[None] | None = None
+        self._sends = 0
+        self._pushes = 0
+        self._batch_due: float | None = None  # while a send is in progress: when its replies may start
+        self._audio_free_at = 0.0
+        self._drop_plan: tuple[float, bool] | None = None
+        #: True once the connection dropped (``disconnect_at``).
+        self.dropped = False
+        model.add_listener(_Relay(self._receive))
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    # -- RealtimeModel ----------------------------------------------------------------
+
+    def add_listener(self, listener: RealtimeModelListener) -> None:
+        if listener not in self._listeners:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: RealtimeModelListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    async def connect(self, options: RealtimeModelConfig) -> None:
+        await self._connect_latency.sleep(0)
+        loop = asyncio.get_running_loop()
+        self._delivery = loop.create_task(self._deliver_forever(), name="timed-realtime-delivery")
+        if self._drop_plan is not None:
+            self._drop = loop.create_task(self._drop_at(*self._drop_plan), name="timed-realtime-drop")
+        async with self._batch():
+            await self.model.connect(options)
+
+    async def send_event(self, event: RealtimeModelSendEvent) -> None:
+        if isinstance(event, RealtimeModelSendInterrupt):
+            self._cancel_queued_audio(event)
+        async with self._batch():
+            await self.model.send_event(event)
+
+    async def send_event_if(self, event: RealtimeModelSendEvent, send_if: Callable[[], bool]) -> bool:
+        if not send_if():
+            return False
+        await self.send_event(event)
+        return True
+
+    async def close(self) -> None:
+        await self._stop()
+        await self.model.close()
+
+    # -- the connection dropping ------------------------------------------------------
+
+    def disconnect_at(self, when: float, *, clean: bool = False) -> None:
+        """Drop the connection at virtual time ``when``: queued events are lost;
+        listeners get an ``exception`` event with the ``websockets``
+        ``ConnectionClosedError`` the real adapter reports (``clean=True``: a
+        normal close — ``connection_status("disconnected")`` and end of
+        stream); the wrapped model is closed, so later sends fail as its own
+        sends after a close do. Call it before or after connecting."""
+        non_negative("when", when, expected="a virtual time in seconds >= 0")
+        self._drop_plan = (when, clean)
+        if self._delivery is not None and self._drop is None:
+            self._drop = asyncio.get_running_loop().create_task(self._drop_at(when, clean), name="timed-realtime-drop")
+
+    async def _drop_at(self, when: float, clean: bool) -> None:
+        await anyio.sleep_until(when)
+        self.dropped = True
+        record_event("disconnect", "clean" if clean else "unclean")
+        self._queue.clear()
+        delivery, self._delivery = self._delivery, None
+        if delivery is not None:
+            delivery.cancel()
+        if clean:
+            events: list[RealtimeModelEvent] = [RealtimeModelConnectionStatusEvent(status="disconnected")]
+            if END_OF_STREAM is not None:
+                events.append(END_OF_STREAM())
+        else:
+            events = [RealtimeModelExceptionEvent(exception=ConnectionClosedError(None, None), context="WebSocket connection closed unexpectedly")]
+        with contextlib.suppress(Exception):
+            await self.model.close()
+        for event in events:
+            await self._deliver(event)
+
+    # -- timing -----------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _batch(self) -> Any:
+        # Replies to one send share one latency, drawn when the send is made
+        # (computed, not a windowed timer: a seeded draw, nominal under fifo).
+        outer = self._batch_due
+        self._batch_due = anyio.current_time() + self._latency.seconds(self._sends)
+        self._sends += 1
+        try:
+            yield
+        finally:
+            self._batch_due = outer
+
+    def _receive(self, event: RealtimeModelEvent) -> None:
+        due = self._batch_due
+        if due is None:  # pushed by the test (model.emit): its own latency
+            due = anyio.current_time() + self._latency.seconds(self._sends + self._pushes)
+            self._pushes += 1
+        # What follows a chunk of audio waits until the chunk is sent: the
+        # server generates in order (a turn ends after its last chunk).
+        due = max(due, self._audio_free_at)
+        if isinstance(event, RealtimeModelAudioEvent) and self._pace is not None:
+            seconds = pcm.duration_ms(len(event.data), self._sample_rate) / 1000
+            self._audio_free_at = due + seconds * self._pace.seconds(self._chunks)
+            self._chunks += 1
+        if self._queue:
+            due = max(due, self._queue[-1][0])  # order is kept
+        self._queue.append((due, event))
+        self._wake.set()
+
+    def _cancel_queued_audio(self, event: RealtimeModelSendInterrupt) -> None:
+        playback_only, response_id = interrupt_scope(event)
+        if playback_only:
+            return
+        kept = [
+            (due, queued)
+            for due, queued in self._queue
+            if not (isinstance(queued, RealtimeModelAudioEvent) and response_id in (None, queued.response_id))
+        ]
+        if len(kept) != len(self._queue):
+            record_event("drop", f"{len(self._queue) - len(kept)} queued audio event(s): interrupted")
+            self._queue = deque(kept)
+            self._audio_free_at = anyio.current_time()
+
+    async def _deliver_forever(self) -> None:
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            head = self._queue[0]
+            await anyio.sleep_until(head[0])
+            # Delivered unless an interrupt dropped it meanwhile (compared by
+            # identity: the clock's ticks may round the due time down).
+            if self._queue and self._queue[0] is head:
+                await self._deliver(self._queue.popleft()[1])
+
+    async def _deliver(self, event: RealtimeModelEvent) -> None:
+        record_event("emit", describe_event(event))
+        for listener in list(self._listeners):
+            try:
+                await listener.on_event(event)
+            except Exception as exc:  # noqa: BLE001 - forwarded as the real adapter does
+                if isinstance(event, RealtimeModelExceptionEvent):
+                    raise
+                await self._deliver(RealtimeModelExceptionEvent(exception=exc, context="Error handling event"))
+
+    async def _stop(self) -> None:
+        self._queue.clear()
+        for task in (self._delivery, self._drop):
+            if task is not None and not task.done() and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._delivery = self._drop = None
+

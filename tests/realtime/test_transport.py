@@ -28,6 +28,7 @@ from agentsim.realtime import (
     RealtimeScriptError,
     RealtimeTransportDisconnectedError,
     RealtimeTransportNotClosedError,
+    ScriptedRealtimeConnectionSupersededError,
     ScriptedRealtimeTransport,
     UnexpectedRealtimeCallError,
     turn_started,
@@ -657,3 +658,72 @@ def test_recorded_sends_do_not_change_when_the_application_mutates_its_events() 
     copied_raw = snapshot_event(raw)
     message["other_data"]["item"]["text"] = "changed"
     assert copied_raw.message["other_data"]["item"]["text"] == "hi"  # type: ignore[index]  # nested: deep-copied
+
+
+# -- superseded connections ------------------------------------------------------------
+
+
+def test_a_connect_closed_while_connecting_is_superseded_not_revived() -> None:
+    # Before: the first connect woke up after the close and set the status back to "connected".
+    async def main() -> tuple[str, str, str]:
+        transport = ScriptedRealtimeTransport(connect_latency=1.0)
+        first = asyncio.create_task(transport.connect({}))
+        await asyncio.sleep(0.5)
+        await transport.close()
+        with pytest.raises(ScriptedRealtimeConnectionSupersededError) as caught:
+            await first
+        status_after = transport.status
+        await transport.connect({})  # a fresh connection works
+        status_again = transport.status
+        await transport.close()
+        return caught.value.operation, status_after, status_again
+
+    assert agentsim.run(main) == ("connect", "disconnected", "connected")
+
+
+def test_events_scheduled_for_an_old_connection_never_reach_a_new_one() -> None:
+    # Before: the scenario's emit_at fired on the reconnected transport.
+    async def main() -> tuple[bool, list[str]]:
+        transport = ScriptedRealtimeTransport()
+        recorder = Recorder()
+        transport.add_listener(recorder)
+        handles: list[Any] = []
+
+        async def scenario(ctx: Any) -> None:
+            await ctx.expect_call("connect")
+            handles.append(ctx.emit_at(2.0, delta("for the first connection")))
+            await ctx.expect_call("close")
+            await ctx.expect_call("connect")
+            handles.append(ctx.emit_at(2.5, delta("for the second")))
+            await ctx.expect_call("close")
+            for handle in handles:
+                await handle
+
+        async def exercise() -> None:
+            await transport.connect({})
+            await asyncio.sleep(1.0)
+            await transport.close()
+            await transport.connect({})  # reconnected before the first emit's instant
+            await asyncio.sleep(2.0)
+            await transport.close()
+
+        await transport.run_scenario(scenario=scenario, exercise=exercise)
+        return handles[0].delivered, [event.delta for _, event in recorder.events if isinstance(event, RealtimeModelTranscriptDeltaEvent)]
+
+    delivered, deltas = agentsim.run(main)
+    assert delivered is False
+    assert deltas == ["for the second"]
+
+
+def test_events_scheduled_before_the_first_connect_belong_to_it() -> None:
+    async def main() -> list[float]:
+        transport = ScriptedRealtimeTransport()
+        recorder = Recorder()
+        transport.add_listener(recorder)
+        transport.emit_at(1.0, delta("hello"))
+        await transport.connect({})
+        await asyncio.sleep(2.0)
+        await transport.close()
+        return [time for time, _ in recorder.events]
+
+    assert agentsim.run(main) == [1.0]

@@ -17,6 +17,7 @@ from .errors import RealtimeScenarioTimeoutError as RealtimeScenarioTimeoutError
 from .errors import RealtimeScriptError as RealtimeScriptError
 from .errors import RealtimeTransportDisconnectedError as RealtimeTransportDisconnectedError
 from .errors import RealtimeTransportNotClosedError as RealtimeTransportNotClosedError
+from .errors import ScriptedRealtimeConnectionSupersededError as ScriptedRealtimeConnectionSupersededError
 from .errors import UnexpectedRealtimeCallError as UnexpectedRealtimeCallError
 from .streams import AudioStream as AudioStream
 from .streams import ScheduledEmit as ScheduledEmit
@@ -35,6 +36,7 @@ __all__ = [
     "RealtimeScriptError",
     "RealtimeTransportDisconnectedError",
     "RealtimeTransportNotClosedError",
+    "ScriptedRealtimeConnectionSupersededError",
     "UnexpectedRealtimeCallError",
     "AudioStream",
     "ScheduledEmit",

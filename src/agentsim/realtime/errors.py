@@ -75,3 +75,19 @@ class RealtimeTransportDisconnectedError(AgentsimError, ConnectionError):
         self.operation = operation
         self.status = status
         super().__init__(f"cannot {operation}: the realtime transport is {status}")
+
+
+class ScriptedRealtimeConnectionSupersededError(AgentsimError, ConnectionError):
+    """An operation of a connection that a later close or connect superseded,
+    as the JS guide's error of that name. Field: ``operation``.
+
+    Raised by a ``connect`` still connecting (``connect_latency``) when the
+    application closed the transport — or a disconnect ended it —
+    meanwhile: that connection never opens, so it cannot come alive behind
+    the newer state. Events scheduled for an old connection
+    (``emit_at``/``emit_after``) are dropped, never delivered to a newer one.
+    """
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        super().__init__(f"{operation} belongs to a realtime connection that was superseded (closed, or replaced by a newer connect) before it completed")

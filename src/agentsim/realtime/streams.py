@@ -49,6 +49,9 @@ class ScheduledEmit:
         #: True once delivered to the listeners; False if cancelled or dropped.
         self.delivered = False
         self._transport = transport
+        # The connection these events belong to: the current one, or — made
+        # while disconnected — the next one.
+        self._generation = transport.generation + (transport.status == "disconnected")
         self._cancel_scope = anyio.CancelScope()
         self._finished = anyio.Event()
 
@@ -59,7 +62,9 @@ class ScheduledEmit:
         try:
             with self._cancel_scope:
                 await anyio.sleep_until(self.when)
-                if self._transport.connected:
+                if self._transport.generation != self._generation:
+                    record_event("drop", f"{len(self.events)} event(s) at {self.when}: their connection was superseded")
+                elif self._transport.connected:
                     self.delivered = await self._transport._enqueue(self.events)
                 else:
                     record_event("drop", f"{len(self.events)} event(s) at {self.when}: transport closed")

@@ -47,6 +47,7 @@ from .errors import (
     RealtimeScriptError,
     RealtimeTransportDisconnectedError,
     RealtimeTransportNotClosedError,
+    ScriptedRealtimeConnectionSupersededError,
     UnexpectedRealtimeCallError,
 )
 from .playback import PlaybackBooks
@@ -125,6 +126,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._background: anyio.abc.TaskGroup | None = None
         self._loose_tasks: set[asyncio.Task[Any]] = set()
         self._playback = PlaybackBooks()
+        #: Which connection is current: every connect and every close starts a
+        #: new one, so work of an older connection can tell it was superseded.
+        self.generation = 0
 
     # -- RealtimeModel: the application's side ---------------------------------
 
@@ -136,13 +140,19 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._record("connect", options=ConnectOptions.from_options(options), error=failure)
         if failure is not None:
             raise failure
+        self.generation += 1
+        mine = self.generation
         if self._connect_latency:
             self._status = "connecting"
             try:
                 await anyio.sleep(self._connect_latency)
             except BaseException:
-                self._status = "disconnected"
+                if self.generation == mine:
+                    self._status = "disconnected"
                 raise
+            if self.generation != mine:  # closed (or disconnected) while connecting
+                record_event("superseded", "connect")
+                raise ScriptedRealtimeConnectionSupersededError("connect")
         self._status = "connected"
         self._playback.reset(options.get("playback_tracker"))
         self._inbox = asyncio.Queue()
@@ -184,6 +194,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         # close handshake failed is gone all the same): no delivery task or
         # scheduled emit outlives it.
         self._status = "disconnected"
+        self.generation += 1
         await self._shut_down()
         if failure is not None:
             raise failure

@@ -89,7 +89,11 @@ def test_truncate_past_the_audio_sent() -> None:
         return server, client.errors(), item
 
     server, errors, item = agentsim.run(main)
-    [violation] = server.violations  # the legal truncate at 300 ms is not one
+    # The truncate at 300 ms is within the audio sent, but it cut an answer
+    # still being generated and no cancel followed: that is its own rule.
+    assert [v.rule for v in server.violations] == ["truncate_within_sent_audio", "truncate_needs_cancel"]
+    violation, streamed_on = server.violations
+    assert streamed_on.event["audio_end_ms"] == 300
     assert violation.rule == "truncate_within_sent_audio"
     assert violation.event["audio_end_ms"] == 1900 and violation.event["item_id"] == item
     assert "audio_end_ms=1900" in violation.detail and item in violation.detail
@@ -99,7 +103,7 @@ def test_truncate_past_the_audio_sent() -> None:
     with pytest.raises(RealtimeServerRuleError) as raised:
         server.assert_rules()
     assert isinstance(raised.value, ScenarioError)
-    assert raised.value.violations == (violation,)
+    assert raised.value.violations == (violation, streamed_on)
     assert "truncate_within_sent_audio" in str(raised.value)
 
 

@@ -32,6 +32,7 @@ from agents.realtime.model_inputs import RealtimeModelSendRawMessage as Realtime
 from agents.realtime.model_inputs import RealtimeModelSendSessionUpdate as RealtimeModelSendSessionUpdate
 from agents.realtime.model_inputs import RealtimeModelSendToolOutput as RealtimeModelSendToolOutput
 from agents.realtime.model_inputs import RealtimeModelSendUserInput as RealtimeModelSendUserInput
+from agents.realtime.openai_realtime import OpenAIRealtimeSIPModel as OpenAIRealtimeSIPModel
 from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel as OpenAIRealtimeWebSocketModel
 from agents.voice import StreamedAudioInput as StreamedAudioInput
 from agents.voice.model import STTModel as STTModel

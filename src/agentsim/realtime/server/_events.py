@@ -136,5 +136,13 @@ def transcription_completed(event_id: str, item_id: str, transcript: str) -> Eve
     }
 
 
+def transcription_delta(event_id: str, item_id: str, delta: str) -> Event:
+    return {"type": "conversation.item.input_audio_transcription.delta", "event_id": event_id, "item_id": item_id, "content_index": 0, "delta": delta}
+
+
+def timeout_triggered(event_id: str, item_id: str, audio_start_ms: int, audio_end_ms: int) -> Event:
+    return {"type": "input_audio_buffer.timeout_triggered", "event_id": event_id, "item_id": item_id, "audio_start_ms": audio_start_ms, "audio_end_ms": audio_end_ms}
+
+
 def truncated(event_id: str, item_id: str, content_index: int, audio_end_ms: int) -> Event:
     return {"type": "conversation.item.truncated", "event_id": event_id, "item_id": item_id, "content_index": content_index, "audio_end_ms": audio_end_ms}

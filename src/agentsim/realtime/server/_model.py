@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...contrib.openai_agents.sdk import OpenAIRealtimeWebSocketModel
+from ...contrib.openai_agents.sdk import OpenAIRealtimeSIPModel, OpenAIRealtimeWebSocketModel
 
 if TYPE_CHECKING:
     from ._server import SimulatedRealtimeServer
@@ -29,7 +29,13 @@ class SimulatedRealtimeModel(OpenAIRealtimeWebSocketModel):
         await super().connect(options)
 
     async def _create_websocket_connection(self, url: str, headers: dict[str, str], transport_config: Any = None) -> Any:
-        return self._server.connect()
+        return self._server.connect(url, headers)
+
+
+class SimulatedRealtimeSIPModel(OpenAIRealtimeSIPModel, SimulatedRealtimeModel):
+    """The SDK's ``OpenAIRealtimeSIPModel`` (attach to a SIP call by
+    ``call_id``), connected to the simulated server in memory: the SIP
+    model's own checks, then the simulated endpoint's."""
 
 
 def raw_server_event(event: Any) -> dict[str, Any] | None:

@@ -29,13 +29,14 @@ from ...audio import pcm
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
 from . import _events as ev
+from ._endpoint import ConnectRequest, inspect_request, rejection
 from ._rules import RealtimeServerRuleError, RuleViolation
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
 
 if TYPE_CHECKING:
-    from ._model import SimulatedRealtimeModel
+    from ._model import SimulatedRealtimeModel, SimulatedRealtimeSIPModel
 
 # The wire and the rules on the timeline, each in a lane above the tasks.
 register_lane("server", "wire: server events (at the client)")
@@ -44,6 +45,12 @@ register_lane("violation", "server rule violations")
 
 #: The least audio the Realtime API accepts in a commit.
 MIN_COMMIT_MS = 100.0
+
+#: The URL the adapter uses by default, for raw connections.
+DEFAULT_URL = "wss://api.openai.com/v1/realtime?model=gpt-realtime"
+
+#: Transcription models that stream partial transcripts (``...transcription.delta``).
+NON_STREAMING_TRANSCRIBERS = frozenset({"whisper-1"})
 
 
 @dataclass
@@ -56,6 +63,8 @@ class _Response:
     cancel_reason: str = "client_cancelled"
     text_only: bool = False
     spoken: list[str] = field(default_factory=list)
+    truncated_at: float | None = None  # a client truncate of its item while it was generating
+    truncated_sent_ms: float = 0.0
 
 
 def _checked_step(step: object, where: str) -> Step:
@@ -73,7 +82,9 @@ class SimulatedRealtimeServer:
     are seeded and shrinkable): ``latency`` per server→client event,
     ``client_latency`` per client→server event, ``first_audio_latency`` from
     ``response.created`` to the first audio, ``cancel_latency`` to confirm a
-    cancel. Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
+    cancel, ``transcription_latency`` from a committed user turn to its input
+    audio transcription (when the session configures
+    ``audio.input.transcription``). Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
     times faster than real time (a ``(low, high)`` range makes each chunk's
     spacing a window, see :class:`agentsim.timing.Pacer`). ``interrupt_response`` and ``create_response``
     are the initial server-VAD switches; the client's ``session.update``
@@ -95,6 +106,7 @@ class SimulatedRealtimeServer:
         client_latency: DelaySpec = 0.02,
         first_audio_latency: DelaySpec = 0.25,
         cancel_latency: DelaySpec = 0.05,
+        transcription_latency: DelaySpec = 0.0,
         audio_chunk_ms: float = 40.0,
         generation_speed: Speed = 2.0,
         seconds_per_word: float = 0.35,
@@ -112,6 +124,12 @@ class SimulatedRealtimeServer:
         self._upstream = OrderedLink(DelaySource(client_latency, name="client_latency", stream="server:client_latency"))
         self._first_audio = DelaySource(first_audio_latency, name="first_audio_latency", stream="server:first_audio")
         self._cancel_latency = DelaySource(cancel_latency, name="cancel_latency", stream="server:cancel")
+        self._transcription_latency = DelaySource(transcription_latency, name="transcription_latency", stream="server:transcription")
+        self._transcriptions = 0
+        #: Every connection attempt, in order (credential-free; see ``ConnectRequest``).
+        self.connections: list[ConnectRequest] = []
+        self._incoming_calls: dict[str, dict[str, Any]] = {}
+        self._truncate_events: dict[str, dict[str, Any]] = {}
         self.audio_chunk_ms = audio_chunk_ms
         self.generation_speed = generation_speed
         self.seconds_per_word = seconds_per_word
@@ -146,6 +164,9 @@ class SimulatedRealtimeServer:
         self._last_user_text = ""
         self._buffered_input_ms = 0.0
         self._pending_speech: list[str] = []  # words spoken with VAD off, for the next commit
+        self._audio_produced = False  # the voice is fixed once assistant audio exists
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._last_speech_ms = 0
 
     # -- script ----------------------------------------------------------------------
 
@@ -160,6 +181,28 @@ class SimulatedRealtimeServer:
         from ._model import SimulatedRealtimeModel
 
         return SimulatedRealtimeModel(self)
+
+    def sip_model(self) -> SimulatedRealtimeSIPModel:
+        """The SDK's ``OpenAIRealtimeSIPModel``, attaching to calls of this server
+        in memory (announce them with :meth:`incoming_call`)."""
+        from ._model import SimulatedRealtimeSIPModel
+
+        return SimulatedRealtimeSIPModel(self)
+
+    def incoming_call(self, call_id: str | None = None, *, session: dict[str, Any] | None = None) -> str:
+        """A SIP call arrives (what the ``realtime.call.incoming`` webhook
+        announces): a client may attach to it with ``call_id``. ``session`` is
+        the configuration it was accepted with (e.g. from
+        ``OpenAIRealtimeSIPModel.build_initial_session_payload``). Returns the
+        call id; attaching to an unknown one is refused (HTTP 404)."""
+        if call_id is None:
+            call_id = self._ids.next("rtc")
+        if not isinstance(call_id, str) or not call_id:
+            raise SimulationConfigError("call_id", call_id, "the call's id, a non-empty str (or None for a generated one)")
+        if session is not None and not isinstance(session, dict):
+            raise SimulationConfigError("session", session, "the accepted session configuration, a dict (or None)")
+        self._incoming_calls[call_id] = dict(session or {})
+        return call_id
 
     def user_speaks(self, transcript: str, *, at: float | None = None, seconds: float = 1.5) -> None:
         """Scripted user speech, as server VAD sees it: ``speech_started`` at ``at``
@@ -220,16 +263,30 @@ class SimulatedRealtimeServer:
 
     # -- the connection -------------------------------------------------------------------
 
-    def connect(self) -> SimulatedWebSocket:
+    def connect(self, url: str = DEFAULT_URL, headers: dict[str, str] | None = None) -> SimulatedWebSocket:
         """Open the client end of a connection, as the adapter does (call it
-        yourself to speak raw JSON to the server). One connection at a time."""
+        yourself to speak raw JSON to the server). One connection at a time.
+
+        ``url`` and ``headers`` are checked as the real endpoints check them
+        (OpenAI or Azure, SIP ``call_id``, credentials): a refused handshake
+        raises the ``websockets`` ``InvalidStatus`` a real one raises."""
         # Its state (responses, rules, seeded latency draws) belongs to one run.
         self._one_run.check()
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("SimulatedRealtimeServer", "a second open connection", "one connection at a time: close the first (or let the server disconnect) before connecting again")
+        request, status, refused = inspect_request(url, {"Authorization": "Bearer simulated"} if headers is None else headers)
+        if refused is None and request.call_id is not None and request.call_id not in self._incoming_calls:
+            status, refused = 404, f"no call {request.call_id!r} to attach to (announce it with server.incoming_call(...))"
+        if refused is not None:
+            self.connections.append(ConnectRequest(**{**request.__dict__, "rejected": status}))
+            self._record("server", f"handshake refused ({status})")
+            raise rejection(status, refused)
+        self.connections.append(request)
         self._downstream.clear()
         self._upstream.clear()
         self._new_session()
+        if request.call_id is not None:
+            self._session = merge(self._session, self._incoming_calls[request.call_id])
         self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
@@ -291,7 +348,14 @@ class SimulatedRealtimeServer:
         handler(event)
 
     def _on_session_update(self, event: dict[str, Any]) -> None:
-        self._session = merge(self._session, event.get("session", {}))
+        update = event.get("session", {})
+        voice = update.get("audio", {}).get("output", {}).get("voice") if isinstance(update.get("audio"), dict) else None
+        current = self._session.get("audio", {}).get("output", {}).get("voice")
+        if voice is not None and voice != current and self._audio_produced:
+            self._violation("voice_fixed_after_audio", event, f"voice {current!r} -> {voice!r} after the session produced assistant audio")
+            self._error("cannot_update_voice", "Cannot update a conversation's voice if assistant audio is present.", event)
+            return
+        self._session = merge(self._session, update)
         self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
 
     def _on_conversation_item_create(self, event: dict[str, Any]) -> None:
@@ -375,6 +439,13 @@ class SimulatedRealtimeServer:
             self._violation("truncate_within_sent_audio", event, f"audio_end_ms={end_ms} but only {sent:.0f} ms of {item_id} were sent")
             self._error("invalid_value", f"Audio content of {sent:.0f}ms is already shorter than {end_ms}ms", event)
             return
+        active = self._active
+        if active is not None and active.item_id == item_id and not active.cancel_requested and active.truncated_at is None:
+            # Truncating the answer being generated does not stop it: unless a
+            # cancel follows, the server keeps streaming what the user cut off.
+            active.truncated_at = asyncio.get_running_loop().time()
+            active.truncated_sent_ms = sent
+            self._truncate_events[active.id] = event
         self._send(ev.truncated(self._ids.next("event"), item_id, int(event.get("content_index", 0)), end_ms))
 
     # -- responses ------------------------------------------------------------------------------
@@ -411,6 +482,7 @@ class SimulatedRealtimeServer:
         # after a reconnect (and nothing outlives the call).
         for task in [*self._response_tasks, *self._speech_tasks]:
             task.cancel()
+        self._cancel_idle_timer()
         self._active = None
         self._idle.set()
 
@@ -435,11 +507,55 @@ class SimulatedRealtimeServer:
             if self._active is response:
                 self._active = None
                 self._idle.set()
+            self._check_truncate_without_cancel(response)
+            if status == "completed":
+                self._start_idle_timer()
             words = len(response.spoken) or 1
             body = ev.response(rid, status, output, ev.usage(20, words * 2))
             if status == "cancelled":
                 body["status_details"] = {"type": "cancelled", "reason": response.cancel_reason}
             self._send(ev.response_event("response.done", self._ids.next("event"), body))
+
+    def _check_truncate_without_cancel(self, response: _Response) -> None:
+        if response.truncated_at is None or response.cancel_requested or response.item_id is None:
+            return
+        more = self._audio_sent_ms.get(response.item_id, 0.0) - response.truncated_sent_ms
+        if more > 0:
+            event = self._truncate_events.pop(response.id, {"type": "conversation.item.truncate"})
+            self._violation(
+                "truncate_needs_cancel",
+                event,
+                f"{response.item_id} was truncated while {response.id} was generating and no response.cancel followed: "
+                f"{more:.0f} ms more audio were streamed after the truncate",
+            )
+
+    # -- idle timeout (server VAD's idle_timeout_ms) ----------------------------------------------
+
+    def _start_idle_timer(self) -> None:
+        self._cancel_idle_timer()
+        detection = turn_detection(self._session)
+        timeout_ms = detection.get("idle_timeout_ms") if detection is not None else None
+        if not timeout_ms or self.closed:
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(timeout_ms / 1000, self._idle_timeout)
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _idle_timeout(self) -> None:
+        # No speech since the last answer: the server says so and, as with a
+        # turn, answers (typically a prompt to continue).
+        self._idle_timer = None
+        if self.closed or self._active is not None:
+            return
+        now_ms = round((asyncio.get_running_loop().time() - self._connected_at) * 1000)
+        item_id = self._ids.next("item")
+        self._send(ev.timeout_triggered(self._ids.next("event"), item_id, self._last_speech_ms, now_ms))
+        detection = turn_detection(self._session) or {}
+        if detection.get("create_response", True):
+            self._start_response()
 
     def _call_tool(self, response: _Response, step: CallTool) -> dict[str, Any]:
         rid = response.id
@@ -493,6 +609,7 @@ class SimulatedRealtimeServer:
         for index, chunk in enumerate(chunks):
             await pacer.until(index)
             self._send(ev.audio_delta(self._ids.next("event"), response.id, item_id, chunk))
+            self._audio_produced = True
             self._audio_sent_ms[item_id] += len(chunk) / 48
             for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:
                 response.spoken.append(word)
@@ -521,11 +638,13 @@ class SimulatedRealtimeServer:
             self._pending_speech.append(transcript)
             return
         item_id = self._ids.next("item")
+        self._cancel_idle_timer()
         self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
         if self._active is not None and detection.get("interrupt_response", True):
             self._request_cancel(self._active, "turn_detected")  # barge-in
         await asyncio.sleep(seconds)
-        self._send(ev.speech_stopped(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
+        self._last_speech_ms = round((loop.time() - self._connected_at) * 1000)
+        self._send(ev.speech_stopped(self._ids.next("event"), item_id, self._last_speech_ms))
         self._buffered_input_ms = 0.0  # VAD committed the buffer
         self._commit_user_turn(item_id, transcript)
         if detection.get("create_response", True):
@@ -536,6 +655,28 @@ class SimulatedRealtimeServer:
     def _commit_user_turn(self, item_id: str, transcript: str | None) -> None:
         self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))
         self._add_item(ev.user_audio_item(item_id, None))
-        if transcript is not None:
-            self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
-            self._last_user_text = transcript
+        if transcript is None:
+            return
+        self._last_user_text = transcript  # the model hears the words, transcribed or not
+        transcription = self._session.get("audio", {}).get("input", {}).get("transcription")
+        if isinstance(transcription, dict) and transcription.get("model"):
+            index, model = self._transcriptions, str(transcription["model"])
+            self._transcriptions += 1
+            latency = self._transcription_latency
+            if latency.window(index) is None and latency.seconds(index) == 0:
+                self._send_transcript(item_id, transcript, model)  # with the commit, in order
+            else:
+                self._spawn(self._transcribe(item_id, transcript, model, index), self._speech_tasks)
+
+    async def _transcribe(self, item_id: str, transcript: str, model: str, index: int) -> None:
+        await self._transcription_latency.sleep(index)
+        self._send_transcript(item_id, transcript, model)
+
+    def _send_transcript(self, item_id: str, transcript: str, model: str) -> None:
+        """Input audio transcription: partial transcripts (word by word, for
+        models that stream them), then the completed transcript."""
+        if model not in NON_STREAMING_TRANSCRIBERS:
+            words = transcript.split(" ")
+            for position, word in enumerate(words):
+                self._send(ev.transcription_delta(self._ids.next("event"), item_id, word if position == len(words) - 1 else word + " "))
+        self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))

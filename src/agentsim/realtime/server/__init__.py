@@ -6,7 +6,9 @@ GA JSON events over an in-memory connection, paced on the virtual clock, with
 server rules checked as test oracles. See docs/realtime-server.md.
 """
 
+from ._endpoint import ConnectRequest as ConnectRequest
 from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
+from ._model import SimulatedRealtimeSIPModel as SimulatedRealtimeSIPModel
 from ._model import raw_server_event as raw_server_event
 from ._rules import RealtimeServerRuleError as RealtimeServerRuleError
 from ._rules import RuleViolation as RuleViolation
@@ -17,7 +19,9 @@ from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
 from ._wire import SimulatedWebSocket as SimulatedWebSocket
 
 __all__ = [
+    "ConnectRequest",
     "SimulatedRealtimeModel",
+    "SimulatedRealtimeSIPModel",
     "raw_server_event",
     "RealtimeServerRuleError",
     "RuleViolation",

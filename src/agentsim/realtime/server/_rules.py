@@ -11,7 +11,11 @@ The simulated server checks them on every client event (see ``_server``):
   closed it or saw the server close it (events already in flight when the
   server closes are lost, not a violation);
 * ``commit_needs_audio``: ``input_audio_buffer.commit`` needs at least
-  100 ms of appended audio.
+  100 ms of appended audio;
+* ``voice_fixed_after_audio``: the voice cannot change once the session has
+  produced assistant audio;
+* ``truncate_needs_cancel``: truncating an answer still being generated does
+  not stop it; without a ``response.cancel`` the audio streams on.
 """
 
 from __future__ import annotations

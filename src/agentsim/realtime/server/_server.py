@@ -312,6 +312,20 @@ class SimulatedRealtimeServer:
         kind, message = event["type"], json.dumps(event)
         self._downstream.send(lambda: self._deliver(wire, kind, message))
 
+    def _send_together(self, events: list[dict[str, Any]]) -> None:
+        """Events the server emits in one burst (a transcript's deltas and its
+        completion): one network delay for all, delivered in order."""
+        wire = self._wire
+        if wire is None or self.closed:
+            return
+        messages = [(event["type"], json.dumps(event)) for event in events]
+
+        def deliver() -> None:
+            for kind, message in messages:
+                self._deliver(wire, kind, message)
+
+        self._downstream.send(deliver)
+
     def _deliver(self, wire: SimulatedWebSocket, kind: str, message: str) -> None:
         # Logged when the client gets it: the log and the timeline show what
         # each side could know at each instant.
@@ -675,8 +689,9 @@ class SimulatedRealtimeServer:
     def _send_transcript(self, item_id: str, transcript: str, model: str) -> None:
         """Input audio transcription: partial transcripts (word by word, for
         models that stream them), then the completed transcript."""
+        burst: list[dict[str, Any]] = []
         if model not in NON_STREAMING_TRANSCRIBERS:
             words = transcript.split(" ")
-            for position, word in enumerate(words):
-                self._send(ev.transcription_delta(self._ids.next("event"), item_id, word if position == len(words) - 1 else word + " "))
-        self._send(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+            burst += [ev.transcription_delta(self._ids.next("event"), item_id, word if position == len(words) - 1 else word + " ") for position, word in enumerate(words)]
+        burst.append(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+        self._send_together(burst)

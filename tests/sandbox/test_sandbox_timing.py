@@ -24,7 +24,14 @@ SCHEDULES = [("fifo", 0), ("random", 1), ("random", 2), ("random", 3)]
 async def run_shell_workflow(steps: list[dict[str, Any]], commands: list[dict[str, Any]]) -> tuple[list[str], list[float], Any]:
     sandbox = timed_sandbox_session(steps)
     script: list[Any] = [[function_call("exec_command", args, call_id=f"call_{i}")] for i, args in enumerate(commands)]
-    model = ScriptedModel([*script, [assistant_message("done")]])
+    outputs, turn_times = await run_shell_agent(sandbox, [*script, [assistant_message("done")]])
+    return outputs, turn_times, sandbox
+
+
+async def run_shell_agent(sandbox: Any, script: list[Any]) -> tuple[list[str], list[float]]:
+    """A Shell agent on ``sandbox`` driven by ``script``: the tool outputs it
+    saw, and when each model turn started."""
+    model = ScriptedModel(script)
     turn_times: list[float] = []
 
     original = model.get_response
@@ -40,7 +47,7 @@ async def run_shell_workflow(steps: list[dict[str, Any]], commands: list[dict[st
     outputs = [item["output"] for call in model.calls for item in call.input if isinstance(item, dict) and item.get("type") == "function_call_output"]
     sandbox.assert_complete()
     model.assert_complete()
-    return outputs, turn_times, sandbox
+    return outputs, turn_times
 
 
 def test_exec_longer_than_its_timeout_times_out_at_the_virtual_deadline() -> None:
@@ -145,20 +152,7 @@ def test_a_pty_command_yields_at_its_yield_time_and_is_polled_until_it_ends(stra
             [function_call("write_stdin", {"session_id": 1000, "chars": "", "yield_time_ms": 10000}, call_id="c2")],
             [assistant_message("built")],
         ]
-        model = ScriptedModel(script)
-        turn_times: list[float] = []
-        original = model.get_response
-
-        async def timed_get_response(*args: Any, **kwargs: Any) -> Any:
-            turn_times.append(agentsim.now())
-            return await original(*args, **kwargs)
-
-        model.get_response = timed_get_response  # type: ignore[method-assign]
-        agent = SandboxAgent(name="Shell", model=model, capabilities=[Shell()])
-        async with sandbox:
-            await Runner.run(agent, "build it", run_config=RunConfig(sandbox={"session": sandbox}, tracing_disabled=True))
-        sandbox.assert_complete()
-        outputs = [item["output"] for call in model.calls for item in call.input if isinstance(item, dict) and item.get("type") == "function_call_output"]
+        outputs, turn_times = await run_shell_agent(sandbox, script)
         return outputs[-3:], turn_times
 
     outputs, times = agentsim.run(main, strategy=strategy, seed=seed)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import anyio
 from ..contrib.openai_agents.sdk import Model
 
+from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import whole
@@ -57,7 +58,7 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(text)
 
 
-class TimedModel(Model):
+class TimedModel(Wrapping, Model):
     """Wrap a model so its calls take virtual time.
 
     ``latency``: seconds before a non-streamed response; ``first_token``:
@@ -127,12 +128,6 @@ class TimedModel(Model):
     def calls(self) -> tuple[TimedModelCall, ...]:
         """Timing records of every call, in order."""
         return tuple(self._calls)
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes TimedModel lacks: delegate to the wrapped model.
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
 
     def _start(self, streamed: bool) -> TimedModelCall:
         call = TimedModelCall(len(self._calls), streamed, anyio.current_time())

@@ -39,7 +39,8 @@ from ..contrib.openai_agents.sdk import (
     interrupt_scope,
 )
 from ..timing import DelaySource, DelaySpec, Speed, check_speed, uniform
-from .streams import describe_event
+from ..contrib.openai_agents._wrapping import Wrapping
+from .listeners import Listeners
 
 
 class _Relay(RealtimeModelListener):
@@ -52,7 +53,7 @@ class _Relay(RealtimeModelListener):
         self._receive(event)
 
 
-class TimedRealtimeModel(RealtimeModel):
+class TimedRealtimeModel(Wrapping, RealtimeModel):
     """Wrap a ``RealtimeModel`` (the SDK's ``ScriptedRealtimeModel``) so its
     events reach the session on virtual time.
 
@@ -91,7 +92,7 @@ class TimedRealtimeModel(RealtimeModel):
             self._pace = DelaySource(1.0 / low if low == high else uniform(1.0 / high, 1.0 / low), name="audio_pace", stream="realtime-timed:pace")
         self._chunks = 0
         self._sample_rate = whole("sample_rate", sample_rate, minimum=1, expected="samples per second of the assistant's pcm16 audio")
-        self._listeners: list[RealtimeModelListener] = []
+        self._listeners = Listeners()
         self._queue: deque[tuple[float, RealtimeModelEvent]] = deque()
         self._wake = asyncio.Event()
         self._delivery: asyncio.Task[None] | None = None
@@ -105,20 +106,13 @@ class TimedRealtimeModel(RealtimeModel):
         self.dropped = False
         model.add_listener(_Relay(self._receive))
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
-
     # -- RealtimeModel ----------------------------------------------------------------
 
     def add_listener(self, listener: RealtimeModelListener) -> None:
-        if listener not in self._listeners:
-            self._listeners.append(listener)
+        self._listeners.add(listener)
 
     def remove_listener(self, listener: RealtimeModelListener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._listeners.remove(listener)
 
     async def connect(self, options: RealtimeModelConfig) -> None:
         await self._connect_latency.sleep(0)
@@ -236,14 +230,7 @@ class TimedRealtimeModel(RealtimeModel):
                 await self._deliver(self._queue.popleft()[1])
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
-        record_event("emit", describe_event(event))
-        for listener in list(self._listeners):
-            try:
-                await listener.on_event(event)
-            except Exception as exc:  # noqa: BLE001 - forwarded as the real adapter does
-                if isinstance(event, RealtimeModelExceptionEvent):
-                    raise
-                await self._deliver(RealtimeModelExceptionEvent(exception=exc, context="Error handling event"))
+        await self._listeners.deliver(event)
 
     async def _stop(self) -> None:
         self._queue.clear()

@@ -50,8 +50,9 @@ from .errors import (
     ScriptedRealtimeConnectionSupersededError,
     UnexpectedRealtimeCallError,
 )
+from .listeners import Listeners
 from .playback import PlaybackBooks
-from .streams import AudioStream, ScheduledEmit, describe_event
+from .streams import AudioStream, ScheduledEmit
 from .._kernel.validation import limit, non_negative
 
 Status = Literal["disconnected", "connecting", "connected"]
@@ -118,7 +119,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self.call_counts: Counter[str] = Counter()
         self._connect_latency = non_negative("connect_latency", connect_latency, expected="a number of seconds >= 0")
         self._script: CallScript[RealtimeCall] = CallScript(_ERRORS)
-        self._listeners: list[RealtimeModelListener] = []
+        self._listeners = Listeners()
         self._status: Status = "disconnected"
         self._inbox: asyncio.Queue[_Delivery] | None = None
         self._delivery_task: asyncio.Task[None] | None = None
@@ -159,12 +160,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")
 
     def add_listener(self, listener: RealtimeModelListener) -> None:
-        if listener not in self._listeners:
-            self._listeners.append(listener)
+        self._listeners.add(listener)
 
     def remove_listener(self, listener: RealtimeModelListener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._listeners.remove(listener)
 
     async def send_event(self, event: RealtimeModelSendEvent) -> None:
         """Record a send; raise an injected failure, or fail if disconnected.
@@ -400,7 +399,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
 
     @property
     def listeners(self) -> tuple[RealtimeModelListener, ...]:
-        return tuple(self._listeners)
+        return self._listeners.snapshot()
 
     @property
     def pending_expectations(self) -> tuple[Any, ...]:
@@ -467,16 +466,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
                 left.settle()
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
-        record_event("emit", describe_event(event))
         if isinstance(event, RealtimeModelAudioEvent):
             self._playback.on_audio(event)
-        for listener in list(self._listeners):
-            try:
-                await listener.on_event(event)
-            except Exception as exc:  # noqa: BLE001 - forwarded like the real adapter does
-                if isinstance(event, RealtimeModelExceptionEvent):
-                    raise
-                await self._deliver(RealtimeModelExceptionEvent(exception=exc, context="Error handling event"))
+        await self._listeners.deliver(event)
 
     async def _shut_down(self) -> None:
         self._inbox = None

@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 
 from ..contrib.openai_agents.sdk import STTModel
+from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative
@@ -25,7 +26,7 @@ class TimedSTTCall:
     outcome: str = "running"
 
 
-class TimedSTTModel(STTModel):
+class TimedSTTModel(Wrapping, STTModel):
     """Wrap an STT model (e.g. ``agents.voice.testing.ScriptedSTTModel``) so a
     static ``transcribe`` takes virtual time.
 
@@ -50,11 +51,6 @@ class TimedSTTModel(STTModel):
         self._per_audio_second = non_negative("per_audio_second", per_audio_second, expected="seconds of processing per second of audio (>= 0)")
         #: Timing of every static transcription, in order.
         self.timed_calls: list[TimedSTTCall] = []
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
 
     @property
     def model_name(self) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from ..contrib.openai_agents.sdk import TTSModel, TTSModelSettings
 
+from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..timing import DelaySource, DelaySpec
@@ -27,7 +27,7 @@ class TimedTTSCall:
     error: BaseException | None = None
 
 
-class TimedTTSModel(TTSModel):
+class TimedTTSModel(Wrapping, TTSModel):
     """Wrap a TTS model (e.g. ``ScriptedTTSModel``) so speech takes virtual time.
 
     ``first_chunk``: seconds before the first audio chunk; ``chunk_interval``:
@@ -45,14 +45,9 @@ class TimedTTSModel(TTSModel):
         self._failures: list[tuple[BaseException, int]] = []
         self.timed_calls: list[TimedTTSCall] = []
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
-
     @property
     def model_name(self) -> str:
-        return self.model.model_name
+        return str(self.model.model_name)
 
     def fail_next_call(self, error: BaseException, *, after_chunks: int = 0) -> None:
         """The next call raises ``error`` after yielding ``after_chunks`` chunks."""

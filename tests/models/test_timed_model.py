@@ -344,3 +344,25 @@ def test_abort_of_an_ended_call_is_a_typed_error() -> None:
             model.abort()
 
     agentsim.run(main)
+
+
+def test_retry_advice_callbacks_reach_streamed_calls_too() -> None:
+    async def main(wrapped: bool) -> tuple[str, list[int]]:
+        attempts: list[int] = []
+
+        def advise(attempt: int, request: Any) -> ModelRetryAdvice:
+            attempts.append(attempt)
+            return ModelRetryAdvice(suggested=True, replay_safety="safe")
+
+        scripted = ScriptedModel([model_error(ConnectionError("reset"), advise), [assistant_message("ok")]])
+        settings = ModelSettings(retry=ModelRetrySettings(max_retries=3, backoff={"jitter": False}, policy=retry_policies.provider_suggested()))
+        agent = Agent(name="Flaky", model=TimedModel(scripted) if wrapped else scripted, model_settings=settings)
+        result = Runner.run_streamed(agent, "hi", run_config=NO_TRACING)
+        async for _ in result.stream_events():
+            pass
+        return str(result.final_output), attempts
+
+    assert agentsim.run(main, True) == ("ok", [1])
+    with pytest.raises(RetryAdviceUnreachableError) as caught:
+        agentsim.run(main, False)
+    assert caught.value.streamed is True

@@ -45,7 +45,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
-NEEDS_SDK_TESTING = ("agents.testing", "agents.voice.testing", "agentsim.voice", "agentsim.sandbox")
+NEEDS_SDK_TESTING = ("agents.testing", "agents.voice.testing", "agents.realtime.testing", "agentsim.voice", "agentsim.sandbox")
 
 
 def _blocks(language: str) -> list[pytest.param]:

@@ -136,3 +136,18 @@ def test_bad_arguments_are_typed_errors() -> None:
         TimedRealtimeModel(ScriptedRealtimeModel(), audio_pace=0)
     with pytest.raises(SimulationConfigError, match="latency"):
         TimedRealtimeModel(ScriptedRealtimeModel(), latency=-1)
+
+
+def test_a_failed_connect_leaves_nothing_running() -> None:
+    async def main() -> tuple[str, int]:
+        import asyncio
+
+        model = TimedRealtimeModel(ScriptedRealtimeModel(connect_error=ConnectionRefusedError("no")), connect_latency=0.2)
+        try:
+            await model.connect({})
+        except ConnectionRefusedError as error:
+            outcome = str(error)
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        return outcome, len(others)
+
+    assert agentsim.run(main) == ("no", 0)

@@ -120,8 +120,12 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         self._delivery = loop.create_task(self._deliver_forever(), name="timed-realtime-delivery")
         if self._drop_plan is not None:
             self._drop = loop.create_task(self._drop_at(*self._drop_plan), name="timed-realtime-drop")
-        async with self._batch():
-            await self.model.connect(options)
+        try:
+            async with self._batch():
+                await self.model.connect(options)
+        except BaseException:
+            await self._stop()  # a failed connect leaves no delivery task behind
+            raise
 
     async def send_event(self, event: RealtimeModelSendEvent) -> None:
         if isinstance(event, RealtimeModelSendInterrupt):

@@ -32,7 +32,6 @@ from agents.realtime.model_inputs import RealtimeModelSendRawMessage as Realtime
 from agents.realtime.model_inputs import RealtimeModelSendSessionUpdate as RealtimeModelSendSessionUpdate
 from agents.realtime.model_inputs import RealtimeModelSendToolOutput as RealtimeModelSendToolOutput
 from agents.realtime.model_inputs import RealtimeModelSendUserInput as RealtimeModelSendUserInput
-from agents.realtime.openai_realtime import OpenAIRealtimeSIPModel as OpenAIRealtimeSIPModel
 from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel as OpenAIRealtimeWebSocketModel
 from agents.voice import StreamedAudioInput as StreamedAudioInput
 from agents.voice.model import STTModel as STTModel
@@ -92,6 +91,16 @@ def testing() -> ModuleType:
 def voice_testing() -> ModuleType:
     """``agents.voice.testing`` (``ScriptedTranscriptionSession``...): 0.21 and later."""
     return _module("agents.voice.testing", "agentsim.voice (built on agents.voice.testing)", "0.21")
+
+
+def realtime_sip_model() -> type:
+    """``OpenAIRealtimeSIPModel`` (attach to a SIP call by ``call_id``): 0.13 and later."""
+    from agents.realtime import openai_realtime
+
+    found = getattr(openai_realtime, "OpenAIRealtimeSIPModel", None)
+    if found is None:
+        raise SdkVersionError("SimulatedRealtimeServer.sip_model (built on OpenAIRealtimeSIPModel)", "0.13")
+    return found  # type: ignore[no-any-return]
 
 
 def sdk_root() -> ModuleType:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...contrib.openai_agents.sdk import OpenAIRealtimeSIPModel, OpenAIRealtimeWebSocketModel
+from functools import cache
+
+from ...contrib.openai_agents.sdk import OpenAIRealtimeWebSocketModel, realtime_sip_model
 
 if TYPE_CHECKING:
     from ._server import SimulatedRealtimeServer
@@ -32,10 +34,21 @@ class SimulatedRealtimeModel(OpenAIRealtimeWebSocketModel):
         return self._server.connect(url, headers)
 
 
-class SimulatedRealtimeSIPModel(OpenAIRealtimeSIPModel, SimulatedRealtimeModel):
+class SimulatedRealtimeSIPModel(SimulatedRealtimeModel):
     """The SDK's ``OpenAIRealtimeSIPModel`` (attach to a SIP call by
     ``call_id``), connected to the simulated server in memory: the SIP
-    model's own checks, then the simulated endpoint's."""
+    model's own checks, then the simulated endpoint's.
+
+    Built by ``server.sip_model()`` as a subclass of the installed SDK's SIP
+    model (which releases before 0.13 lack: ``SdkVersionError``)."""
+
+    def __new__(cls, server: SimulatedRealtimeServer) -> SimulatedRealtimeSIPModel:
+        return super().__new__(_with_sip_model())
+
+
+@cache
+def _with_sip_model() -> type[SimulatedRealtimeSIPModel]:
+    return type("SimulatedRealtimeSIPModel", (SimulatedRealtimeSIPModel, realtime_sip_model()), {"__module__": __name__})
 
 
 def raw_server_event(event: Any) -> dict[str, Any] | None:

@@ -151,3 +151,31 @@ def test_a_failed_connect_leaves_nothing_running() -> None:
         return outcome, len(others)
 
     assert agentsim.run(main) == ("no", 0)
+
+
+def test_the_planned_drop_happens_once_a_reconnect_stays_up() -> None:
+    async def main() -> tuple[list[str], bool]:
+        import asyncio
+
+        from agents.realtime.model import RealtimeModelListener
+
+        seen: list[str] = []
+
+        class Recorder(RealtimeModelListener):
+            async def on_event(self, event: Any) -> None:
+                seen.append(event.type)
+
+        model = TimedRealtimeModel(ScriptedRealtimeModel(strict=False))
+        model.add_listener(Recorder())
+        model.disconnect_at(0.5)
+        await model.connect({})
+        await asyncio.sleep(1.0)
+        await model.close()
+        await model.connect({})  # after the drop's instant: not dropped again
+        await asyncio.sleep(1.0)
+        still_up = bool(model.connected)
+        await model.close()
+        return seen, still_up
+
+    seen, still_up = agentsim.run(main)
+    assert seen == ["exception"] and still_up

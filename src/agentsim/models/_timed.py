@@ -212,7 +212,8 @@ class TimedModel(Wrapping, Model):
                 async for event in stream:
                     self._check_abort(call, "streaming")  # checked again when the stream returns control
                     for piece, is_token in self._pieces(event, tokens is not None, call.events):
-                        if is_token and tokens is not None:
+                        if is_token:
+                            assert tokens is not None  # tokens only when paced
                             await self._wait(call, "streaming", tokens.until, token_index)
                             token_index += 1
                         elif call.events:
@@ -251,7 +252,7 @@ class TimedModel(Wrapping, Model):
         for offset, piece in enumerate(pieces):
             if hasattr(piece, "sequence_number") and hasattr(piece, "model_copy"):
                 piece = piece.model_copy(update={"sequence_number": sent + offset})
-            yield piece, piece.type == TEXT_DELTA if hasattr(piece, "type") else False
+            yield piece, getattr(piece, "type", None) == TEXT_DELTA
 
     def get_retry_advice(self, request: Any) -> Any:
         advise = getattr(request.error, RETRY_ADVICE_ATTRIBUTE, None)

@@ -1,8 +1,18 @@
-"""A realtime model's listeners, and delivery to them as the real adapter does."""
+"""A realtime model's listeners, and what the real adapter delivers to them
+(forwarded listener failures, the events of a closing connection)."""
 
 from __future__ import annotations
 
-from ..contrib.openai_agents.sdk import RealtimeModelEvent, RealtimeModelExceptionEvent, RealtimeModelListener
+from websockets.exceptions import ConnectionClosedError
+
+from ..contrib.openai_agents.sdk import (
+    END_OF_STREAM,
+    RealtimeModelConnectionStatusEvent,
+    RealtimeModelErrorEvent,
+    RealtimeModelEvent,
+    RealtimeModelExceptionEvent,
+    RealtimeModelListener,
+)
 from .._kernel.core import record_event
 from .streams import describe_event
 
@@ -35,3 +45,19 @@ class Listeners:
                 if isinstance(event, RealtimeModelExceptionEvent):
                     raise
                 await self.deliver(RealtimeModelExceptionEvent(exception=exc, context="Error handling event"))
+
+
+def closing_events(clean: bool, error: BaseException | None = None) -> list[RealtimeModelEvent]:
+    """What ``OpenAIRealtimeWebSocketModel`` emits when the server ends the
+    connection: a normal close (``error`` first, if given, as an ``error``
+    event) ends with ``connection_status("disconnected")`` and end of stream;
+    an abrupt one is an ``exception`` event — ``error``, or the ``websockets``
+    ``ConnectionClosedError`` of a connection lost without a close frame."""
+    if clean:
+        events: list[RealtimeModelEvent] = [RealtimeModelErrorEvent(error=error)] if error is not None else []
+        events.append(RealtimeModelConnectionStatusEvent(status="disconnected"))
+        if END_OF_STREAM is not None:
+            events.append(END_OF_STREAM())
+        return events
+    exception = error if isinstance(error, Exception) else ConnectionClosedError(None, None)
+    return [RealtimeModelExceptionEvent(exception=exception, context="WebSocket connection closed unexpectedly")]

@@ -18,7 +18,7 @@ AudioItem = tuple[str, int]  # (item_id, content_index)
 
 
 class PlaybackBooks:
-    """The adapter's audio bookkeeping: last item, items per response, first arrival."""
+    """The adapter's audio bookkeeping: the last item, and the items of each response."""
 
     def __init__(self) -> None:
         self._tracker: RealtimePlaybackTracker | None = None

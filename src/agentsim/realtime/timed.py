@@ -19,20 +19,16 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-from websockets.exceptions import ConnectionClosedError
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative, whole
 from ..audio import pcm
 from ..contrib.openai_agents.sdk import (
-    END_OF_STREAM,
     RealtimeModel,
     RealtimeModelAudioEvent,
     RealtimeModelConfig,
-    RealtimeModelConnectionStatusEvent,
     RealtimeModelEvent,
-    RealtimeModelExceptionEvent,
     RealtimeModelListener,
     RealtimeModelSendEvent,
     RealtimeModelSendInterrupt,
@@ -40,7 +36,7 @@ from ..contrib.openai_agents.sdk import (
 )
 from ..timing import DelaySource, DelaySpec, Speed, check_speed, uniform
 from ..contrib.openai_agents._wrapping import Wrapping
-from .listeners import Listeners
+from .listeners import Listeners, closing_events
 
 
 class _Relay(RealtimeModelListener):
@@ -160,20 +156,15 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
     async def _drop_at(self, when: float, clean: bool) -> None:
         await anyio.sleep_until(when)
         self.dropped = True
+        self._drop_plan = None  # once: a reconnect is not dropped again
         record_event("disconnect", "clean" if clean else "unclean")
         self._queue.clear()
         delivery, self._delivery = self._delivery, None
         if delivery is not None:
             delivery.cancel()
-        if clean:
-            events: list[RealtimeModelEvent] = [RealtimeModelConnectionStatusEvent(status="disconnected")]
-            if END_OF_STREAM is not None:
-                events.append(END_OF_STREAM())
-        else:
-            events = [RealtimeModelExceptionEvent(exception=ConnectionClosedError(None, None), context="WebSocket connection closed unexpectedly")]
         with contextlib.suppress(Exception):
             await self.model.close()
-        for event in events:
+        for event in closing_events(clean):
             await self._deliver(event)
 
     # -- timing -----------------------------------------------------------------------

@@ -19,20 +19,15 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import numpy.typing as npt
-from websockets.exceptions import ConnectionClosedError
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
 from ..timing import Speed
 from ..contrib.openai_agents.sdk import (
-    END_OF_STREAM,
     RealtimeModel,
     RealtimeModelConfig,
-    RealtimeModelConnectionStatusEvent,
-    RealtimeModelErrorEvent,
     RealtimeModelEvent,
-    RealtimeModelExceptionEvent,
     RealtimeModelAudioEvent,
     RealtimeModelListener,
     RealtimeModelSendEvent,
@@ -50,7 +45,7 @@ from .errors import (
     ScriptedRealtimeConnectionSupersededError,
     UnexpectedRealtimeCallError,
 )
-from .listeners import Listeners
+from .listeners import Listeners, closing_events
 from .playback import PlaybackBooks
 from .streams import AudioStream, ScheduledEmit
 from .._kernel.validation import limit, non_negative
@@ -373,17 +368,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._require_connected("disconnect")
         self._status = "disconnected"
         record_event("disconnect", "clean" if clean else "unclean")
-        if clean:
-            events: list[RealtimeModelEvent] = [RealtimeModelErrorEvent(error=error)] if error is not None else []
-            events.append(RealtimeModelConnectionStatusEvent(status="disconnected"))
-            if END_OF_STREAM is not None:
-                events.append(END_OF_STREAM())
-        else:
-            exception = error if isinstance(error, Exception) else ConnectionClosedError(None, None)
-            events = [RealtimeModelExceptionEvent(exception=exception, context="WebSocket connection closed unexpectedly")]
         for stream in list(self._streams):
             stream.stop()
-        await self._enqueue(events, final=True)
+        await self._enqueue(closing_events(clean, error), final=True)
 
     # -- inspection --------------------------------------------------------------
 

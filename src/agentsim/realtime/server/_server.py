@@ -63,7 +63,7 @@ class _Response:
     cancel_reason: str = "client_cancelled"
     text_only: bool = False
     spoken: list[str] = field(default_factory=list)
-    truncated_at: float | None = None  # a client truncate of its item while it was generating
+    truncated_by: dict[str, Any] | None = None  # a client truncate of its item while it was generating
     truncated_sent_ms: float = 0.0
 
 
@@ -129,7 +129,6 @@ class SimulatedRealtimeServer:
         #: Every connection attempt, in order (credential-free; see ``ConnectRequest``).
         self.connections: list[ConnectRequest] = []
         self._incoming_calls: dict[str, dict[str, Any]] = {}
-        self._truncate_events: dict[str, dict[str, Any]] = {}
         self.audio_chunk_ms = audio_chunk_ms
         self.generation_speed = generation_speed
         self.seconds_per_word = seconds_per_word
@@ -454,12 +453,11 @@ class SimulatedRealtimeServer:
             self._error("invalid_value", f"Audio content of {sent:.0f}ms is already shorter than {end_ms}ms", event)
             return
         active = self._active
-        if active is not None and active.item_id == item_id and not active.cancel_requested and active.truncated_at is None:
+        if active is not None and active.item_id == item_id and not active.cancel_requested and active.truncated_by is None:
             # Truncating the answer being generated does not stop it: unless a
             # cancel follows, the server keeps streaming what the user cut off.
-            active.truncated_at = asyncio.get_running_loop().time()
+            active.truncated_by = event
             active.truncated_sent_ms = sent
-            self._truncate_events[active.id] = event
         self._send(ev.truncated(self._ids.next("event"), item_id, int(event.get("content_index", 0)), end_ms))
 
     # -- responses ------------------------------------------------------------------------------
@@ -531,14 +529,13 @@ class SimulatedRealtimeServer:
             self._send(ev.response_event("response.done", self._ids.next("event"), body))
 
     def _check_truncate_without_cancel(self, response: _Response) -> None:
-        if response.truncated_at is None or response.cancel_requested or response.item_id is None:
+        if response.truncated_by is None or response.cancel_requested or response.item_id is None:
             return
         more = self._audio_sent_ms.get(response.item_id, 0.0) - response.truncated_sent_ms
         if more > 0:
-            event = self._truncate_events.pop(response.id, {"type": "conversation.item.truncate"})
             self._violation(
                 "truncate_needs_cancel",
-                event,
+                response.truncated_by,
                 f"{response.item_id} was truncated while {response.id} was generating and no response.cancel followed: "
                 f"{more:.0f} ms more audio were streamed after the truncate",
             )

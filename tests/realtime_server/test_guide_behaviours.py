@@ -236,3 +236,18 @@ def test_an_interrupt_that_only_truncates_lets_the_answer_stream_on(interrupt_re
         assert 1500 <= streamed <= 2500  # most of the rest of the story
     else:
         assert violations == []  # the adapter sent response.cancel too
+
+
+def test_bad_connection_arguments_are_typed_errors() -> None:
+    from agentsim import SimulationConfigError
+
+    async def main() -> None:
+        server = SimulatedRealtimeServer()
+        with pytest.raises(SimulationConfigError, match="url/headers"):
+            server.connect(url=42)  # type: ignore[arg-type]
+        with pytest.raises(SimulationConfigError, match="call_id"):
+            server.incoming_call("")
+        with pytest.raises(SimulationConfigError, match="session"):
+            server.incoming_call("rtc_1", session="marin")  # type: ignore[arg-type]
+
+    agentsim.run(main)

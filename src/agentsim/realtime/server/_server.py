@@ -273,6 +273,8 @@ class SimulatedRealtimeServer:
         self._one_run.check()
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("SimulatedRealtimeServer", "a second open connection", "one connection at a time: close the first (or let the server disconnect) before connecting again")
+        if not isinstance(url, str) or not (headers is None or isinstance(headers, dict)):
+            raise SimulationConfigError("url/headers", (url, headers), "a wss:// URL (str) and a dict of headers, or None for the default credentials")
         request, status, refused = inspect_request(url, {"Authorization": "Bearer simulated"} if headers is None else headers)
         if refused is None and request.call_id is not None and request.call_id not in self._incoming_calls:
             status, refused = 404, f"no call {request.call_id!r} to attach to (announce it with server.incoming_call(...))"

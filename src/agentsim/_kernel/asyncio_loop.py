@@ -38,7 +38,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE
+from .policy import CONTINUE, uniform_draws
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -95,6 +95,16 @@ class _TimerHandle(events.TimerHandle):
         self._when = when
         self._scheduled = True
 
+    def cancel(self) -> None:
+        # TimerHandle.cancel and Handle.cancel in one frame, without the
+        # debug-mode check: every asyncio.sleep cancels its timer on the way out.
+        if not self._cancelled:
+            if self._scheduled:
+                self._loop._cancelled_timers += 1  # the loop's _timer_handle_cancelled, inlined
+            self._cancelled = True
+            self._callback = None
+            self._args = None
+
 
 class _LateTimerHandle(_TimerHandle):
     """A timer whose float deadline lies a fraction of a nanosecond after its tick.
@@ -125,6 +135,11 @@ class _WindowTimerHandle(_TimerHandle):
     __slots__ = ("_window",)
 
     _window: WindowedTimer
+
+    def cancel(self) -> None:
+        if not self._cancelled:
+            self._loop._timer_handle_cancelled(self)
+        events.Handle.cancel(self)
 
 
 class _TimerChoiceLabels(Sequence[str]):
@@ -257,17 +272,6 @@ def _no_process(api: str) -> None:
     raise SimulationEscapeError("subprocess", f"{api} (allowed, but the virtual loop runs no processes)", frame_site(frame) if frame else "")
 
 
-def _run_recorded(handle: events.Handle, append_event: Callable[[Any], None]) -> None:
-    """Run a handle; a task step goes on the trace first (the policy path's
-    step; the FIFO path inlines the same lines in its loop)."""
-    callback = handle._callback
-    if callback.__class__ is not _FunctionType:  # plain functions are timer callbacks
-        owner = getattr(callback, "__self__", None)
-        if owner.__class__ is _SimTask:
-            append_event(owner._agentsim_label)
-    handle._run()
-
-
 class VirtualEventLoop(asyncio.BaseEventLoop):
     """The asyncio loop of one simulation. Create through the asyncio backend."""
 
@@ -295,6 +299,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
+        #: The policy's uniform draws, when its timer choices are uniform picks
+        #: (random): drawn here without building the options' labels.
+        self._uniforms = uniform_draws(core.policy)
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
         self._task_numbers = itertools.count(1)
@@ -337,7 +344,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        creator = "" if self._fifo else _label(_current_task(self))
+        if self._fifo:
+            creator = ""
+        else:
+            task = _current_task(self)
+            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -439,6 +450,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             self._countdown -= 1
             if not self._countdown:
                 self._maintain()
+                timers = self._timers  # compaction may have replaced the heap
             # (Timer firings are not traced here: under FIFO their order is
             # fixed, and the task steps they cause are.)
             while timers and timers[0][0] <= now:
@@ -555,15 +567,18 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         due, ready = self._due, self._ready
         now = self._clock.ticks
         choose = self._core.choose
+        uniforms = self._uniforms
+        record_choice = self._core.trace.choices.pending.extend
         append_event = self._append_event
         append_event(now)  # the tick of the task steps recorded below (compact form)
         while True:
-            self._countdown -= 1
-            if not self._countdown:
-                self._maintain()
             timers = self._timers
             if not self._batch_left:
                 # A new batch: what is ready now, plus the timers due now.
+                self._countdown -= 1
+                if not self._countdown:
+                    self._maintain()
+                    timers = self._timers
                 while timers and timers[0][0] <= now:
                     entry = heappop(timers)
                     if entry[2]._cancelled:
@@ -575,12 +590,32 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         self._add_due(entry)
                 self._batch_left = len(ready)
             if not due:
-                self._batch_left -= 1
-                handle = ready.popleft()
+                # Nothing to decide until the batch ends (timers falling due
+                # meanwhile wait for the next one): run it as FIFO does.
+                for _ in range(self._batch_left):
+                    handle = ready.popleft()
+                    if not handle._cancelled:
+                        callback = handle._callback
+                        if callback.__class__ is not _FunctionType:
+                            owner = getattr(callback, "__self__", None)
+                            if owner.__class__ is _SimTask:
+                                append_event(owner._agentsim_label)
+                        handle._run()
+                self._batch_left = 0
             else:
                 can_continue = self._batch_left > 0
                 if not can_continue and len(due) == 1:
                     chosen = 0  # nothing to decide: the only due timer fires
+                elif uniforms is not None:
+                    # A uniform pick, recorded compactly (choices.py, trace.py).
+                    options = len(due) + can_continue
+                    chosen = int(uniforms() * options)
+                    fifo = 1 if can_continue else 0
+                    record_choice((0, options, chosen, fifo))
+                    if chosen != fifo:
+                        # (FIFO's option is always the first due timer.)
+                        label = CONTINUE if can_continue and not chosen else due[chosen - can_continue][3]
+                        append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
                 elif self._ranked is None:
                     chosen = choose("timer", _TimerChoiceLabels(can_continue, due), 1 if can_continue else 0)
                 else:
@@ -588,11 +623,18 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 if can_continue and chosen == 0:
                     self._batch_left -= 1
                     handle = ready.popleft()
+                    if not handle._cancelled:
+                        # As on the FIFO path: task steps go on the trace, in order.
+                        callback = handle._callback
+                        if callback.__class__ is not _FunctionType:
+                            owner = getattr(callback, "__self__", None)
+                            if owner.__class__ is _SimTask:
+                                append_event(owner._agentsim_label)
+                        handle._run()
                 else:  # firing is a step of its own
-                    self._fire(due.pop(chosen - 1 if can_continue else chosen), now)
-                    handle = None
-            if handle is not None and not handle._cancelled:
-                _run_recorded(handle, append_event)
+                    self._fire(due.pop(chosen - 1 if can_continue else chosen))
+                    if self._batch_left:
+                        continue  # something to run: no need to look further
             if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
                 return
 
@@ -606,17 +648,17 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._ranked is not None:
             self._ranked.add((entry[0], entry[1]), entry[3] or "-", entry)
 
-    def _fire(self, entry: TimerEntry, now: int) -> None:
+    def _fire(self, entry: TimerEntry) -> None:
         """Fire a due timer: it joins the ready queue, and the current batch (as
-        in asyncio); a timer cancelled while it waited does nothing."""
-        ticks, sequence, handle, creator = entry
+        in asyncio); a timer cancelled while it waited does nothing. (Not
+        traced: the choice log says which fired, and the steps it causes are.)"""
+        handle = entry[2]
         handle._scheduled = False
         if self._ranked is not None:
-            self._ranked.remove((ticks, sequence))
+            self._ranked.remove((entry[0], entry[1]))
         if handle._cancelled:
             self._cancelled_timers -= 1
             return
-        self._append_event((now, "timer", creator, ""))
         self._ready.append(handle)
         self._batch_left += 1
 

@@ -23,6 +23,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
+import numpy as np
+
 #: Choice kinds as small integers (the compact form), and back.
 KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3}
 _KIND_NAMES: Final = {code: name for name, code in KIND_CODES.items()}
@@ -59,21 +61,27 @@ class ChoiceLog:
         self._hash = hashlib.blake2b(digest_size=16)
 
     def append(self, kind: str, options: int, chosen: int, fifo: int) -> None:
-        """Record one choice (the hot path: a few array appends)."""
-        code = KIND_CODES.get(kind, 4)
-        self.pending.extend((code, options, chosen, fifo))
-        if chosen != fifo:
-            self._deviation_index.append(self._count + len(self.pending) // 4 - 1)
-            self._deviation_chosen.append(chosen)
-            self._deviation_fifo.append(fifo)
+        """Record one choice. (Backends on their hot path extend :attr:`pending`
+        with the four integers themselves: one C call.)"""
+        self.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
 
     def settle(self) -> None:
-        """Hash the choices recorded since the last call and move them to the kept window."""
+        """Hash the choices recorded since the last call, note their deviations
+        and move them to the kept window."""
         pending = self.pending
         if not pending:
             return
         self._hash.update(pending.tobytes())
-        self._recent.extend(zip(pending[0::4], pending[1::4], pending[2::4], pending[3::4]))
+        # Deviations are found here, vectorised, rather than tested per choice.
+        rows = np.frombuffer(pending, dtype=np.int64).reshape(-1, 4)
+        deviating = np.flatnonzero(rows[:, 2] != rows[:, 3])
+        if deviating.size:
+            self._deviation_index.extend((deviating + self._count).tolist())
+            self._deviation_chosen.extend(rows[deviating, 2].tolist())
+            self._deviation_fifo.extend(rows[deviating, 3].tolist())
+        del rows  # the buffer export must end before the array is resized
+        if self._recent.maxlen != 0:
+            self._recent.extend(zip(pending[0::4], pending[1::4], pending[2::4], pending[3::4]))
         self._count += len(pending) // 4
         del pending[:]
 
@@ -117,13 +125,16 @@ class ChoiceLog:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
+        self.settle()
         return f"<ChoiceLog {len(self)} choices, {len(self._deviation_index)} deviations>"
 
     @property
     def deviations(self) -> dict[int, int]:
         """``{choice number: chosen option}`` where the run left FIFO order (all of them)."""
+        self.settle()
         return dict(zip(self._deviation_index, self._deviation_chosen))
 
     def stock_options(self) -> dict[int, int]:
         """``{choice number: the FIFO option there}`` at every deviation."""
+        self.settle()
         return dict(zip(self._deviation_index, self._deviation_fifo))

@@ -30,9 +30,10 @@ order takes. A schedule is therefore "FIFO plus deviations", which is what
 
 from __future__ import annotations
 
+import itertools
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from .ranking import RankedOptions, scan_best
@@ -118,7 +119,9 @@ class JitterPolicy(SchedulingPolicy):
 class RandomPolicy(SchedulingPolicy):
     """Every open choice drawn from a generator seeded by ``seed``.
 
-    Ties and batches: uniformly. Windows: a uniform pick among the candidates
+    Ties and batches: uniformly, ``int(u * options)`` for the next ``u`` of
+    :attr:`uniforms` (drawn in bulk with numpy; the backends read the stream
+    themselves on their hot path instead of calling :meth:`choose`). Windows: a uniform pick among the candidates
     alone would fire a windowed timer early whenever frequent timers compete
     with it (an audio chunk every 20 ms: surviving ``k`` of them takes ``k``
     coin flips), so a late reply would almost never be late. So each windowed
@@ -135,18 +138,40 @@ class RandomPolicy(SchedulingPolicy):
         # A string seed goes through SHA-512, so the stream is the same in every
         # process whatever PYTHONHASHSEED is.
         self._rng = random.Random(f"agentsim:schedule:{seed}")
+        #: Uniform floats in [0, 1) for the uniform picks: a ``__next__`` the
+        #: backends call directly (one C call per choice, no label list).
+        self.uniforms: Callable[[], float] = uniform_stream(self._rng.getrandbits(128)).__next__
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         return RandomPolicy(seed)
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         if kind != "window" or not hasattr(labels, "option"):
-            return self._rng.randrange(len(labels))
+            return int(self.uniforms() * len(labels))
         eligible = eligible_window_options(labels, self._target)
         return eligible[self._rng.randrange(len(eligible))]
 
     def _target(self, earliest: int, latest: int) -> int | None:
         return None if self._rng.random() < 0.5 else self._rng.randint(earliest, latest)
+
+
+def uniform_stream(seed: int, chunk: int = 4096) -> Iterator[float]:
+    """Endless uniform floats in [0, 1) from numpy's PCG64 seeded by ``seed``,
+    drawn ``chunk`` at a time (the same on every platform)."""
+    import numpy as np
+
+    generator = np.random.Generator(np.random.PCG64(seed))
+    return itertools.chain.from_iterable(generator.random(chunk).tolist() for _ in itertools.repeat(None))
+
+
+def uniform_draws(policy: SchedulingPolicy) -> Callable[[], float] | None:
+    """The uniform stream a backend may draw ``"timer"``, ``"batch"`` and
+    ``"eager"`` choices from itself, ``int(u * options)``, instead of asking
+    :meth:`~SchedulingPolicy.choose`: :class:`RandomPolicy`'s (unless a
+    subclass changes how it chooses), else None."""
+    if isinstance(policy, RandomPolicy) and type(policy).choose is RandomPolicy.choose:
+        return policy.uniforms
+    return None
 
 
 def eligible_window_options(labels: Sequence[str], target: Callable[[int, int], int | None]) -> list[int]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .choices import ChoiceLog
+from .choices import KIND_CODES, ChoiceLog
 from .clock import TICKS_PER_SECOND
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
@@ -105,17 +105,19 @@ class Trace:
         have chosen; ``options``: ``len(labels)``, if the caller knows it).
 
         Every choice goes to the compact log (and so into the digest); a
-        choice that left FIFO order is also an event, in words, for reports."""
+        choice that left FIFO order is also an event, for reports (kept in
+        the compact form of :func:`deviation_event`, put in words when read)."""
         if options is None:
             options = len(labels)
-        self.choices.append(kind, options, chosen, fifo)
+        self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
         if chosen == fifo:
             return
-        deviation = f"(fifo {fifo}: {labels[fifo]})"
         timing = getattr(labels, "timing", None)
         if timing is not None:  # a window choice: the windows, and when the pick fired
             deviation = f"{timing(chosen)} fired at {labels.fires_at(chosen)} (fifo {fifo}: {labels[fifo]} {timing(fifo)})"  # type: ignore[attr-defined]
-        self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{options} {deviation}")
+            self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{options} {deviation}")
+            return
+        self._pending.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:
@@ -127,7 +129,7 @@ class Trace:
         pending = self._pending
         if not pending:
             return
-        # ``repr`` tells the three forms apart by their first character (a
+        # ``repr`` tells the forms apart by their first character (a
         # quote, a digit, a parenthesis), so the encoding is unambiguous; the
         # record separator cannot appear in a repr.
         self._hash.update("\x1e".join(map(repr, pending)).encode("utf-8", "surrogatepass"))
@@ -136,7 +138,7 @@ class Trace:
         # not the instants nor the scheduler's bookkeeping (timer firings,
         # choices, jumps), which the policy path records and the FIFO path not.
         order = [
-            item if item.__class__ is str else item[1:]  # type: ignore[index]
+            item if item.__class__ is str else item[1:4]  # type: ignore[index]
             for item in pending
             if item.__class__ is str or (item.__class__ is not int and item[1] not in _SCHEDULER_KINDS)  # type: ignore[index]
         ]
@@ -228,6 +230,20 @@ def _decode(chunk: list[RawEvent | int | str], ticks: int) -> list[RawEvent]:
             events.append((ticks, "step", item, ""))  # type: ignore[arg-type]
         elif kind is int:
             ticks = item  # type: ignore[assignment]
-        else:
+        elif len(item) == 4:  # type: ignore[arg-type]
             events.append(item)  # type: ignore[arg-type]
+        else:
+            events.append(deviation_event(item))  # type: ignore[arg-type]
     return events
+
+
+#: A deviation as recorded on the hot path: ``(ticks, "choice", chosen label,
+#: kind, chosen, options, fifo, fifo label)``; words only when read.
+DeviationRecord = tuple[int, str, str, str, int, int, int, str]
+
+
+def deviation_event(record: DeviationRecord) -> RawEvent:
+    """The event a compact deviation record stands for."""
+    ticks, kind_of_event, label, kind, chosen, options, fifo, fifo_label = record
+    # ("-": a timer scheduled outside any task.)
+    return (ticks, kind_of_event, label or "-", f"{kind} {chosen}/{options} (fifo {fifo}: {fifo_label or '-'})")

@@ -229,3 +229,24 @@ def test_asyncio_timeouts_of_infinity() -> None:
         return agentsim.now()
 
     assert agentsim.run(main) == 2.0
+
+
+@pytest.mark.parametrize("strategy", ["fifo", "random", "pct"])
+def test_a_timer_due_now_fires_once_when_the_heap_is_compacted_mid_instant(strategy: str) -> None:
+    # Many cancelled timers make the loop rebuild its heap during its periodic
+    # maintenance; timers already due at that instant must still fire once.
+    fired: list[int] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for handle in [loop.call_later(3600, fired.append, -1) for _ in range(300)]:
+            handle.cancel()
+        for index in range(6000):
+            loop.call_later(0, fired.append, index)
+            await asyncio.sleep(0)
+        await asyncio.sleep(1)
+
+    for seed in (1, 2, 3):
+        fired.clear()
+        agentsim.run(main, strategy=strategy, seed=seed)
+        assert sorted(fired) == list(range(6000)), f"seed {seed}"

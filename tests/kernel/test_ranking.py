@@ -39,12 +39,12 @@ def _priorities(seed: int) -> dict[str, float]:
 )
 def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int], ready: bool, seed: int) -> None:
     priority = _priorities(seed).__getitem__
-    ranked = RankHeap(lambda entry: entry[2]._scheduled)
+    ranked = RankHeap()
     due: list[tuple[int, int, _Handle, str]] = []
     for sequence, creator in enumerate(creators):
         entry = (0, sequence, _Handle(), f"t{creator}")
         due.append(entry)
-        ranked.add((0, sequence), entry[3], entry)
+        ranked.add((0, sequence), entry[3])
     for pick in picks:
         if not due:
             break

@@ -102,8 +102,8 @@ class _TimerHandle(events.TimerHandle):
             if self._scheduled:
                 self._loop._cancelled_timers += 1  # the loop's _timer_handle_cancelled, inlined
             self._cancelled = True
-            self._callback = None
-            self._args = None
+            self._callback = None  # type: ignore[assignment]
+            self._args = None  # type: ignore[assignment]
 
 
 class _LateTimerHandle(_TimerHandle):
@@ -189,10 +189,6 @@ class _RankedTimerChoiceLabels(_TimerChoiceLabels):
             return CONTINUE
         entry = self._due[index - self._offset]
         return self._ranked.thread((entry[0], entry[1]))
-
-
-def _is_pending(entry: TimerEntry) -> bool:
-    return entry[2]._scheduled  # type: ignore[no-any-return]
 
 
 def trace_label(name: str, number: int, coro: Any) -> str:
@@ -295,7 +291,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: Timers due now that a non-FIFO policy has not fired yet, in (tick, sequence) order.
         self._due: list[TimerEntry] = []
         #: The due timers by thread priority, for policies that rank (PCT).
-        self._ranked = RankHeap(_is_pending) if getattr(core.policy, "ranks_options", False) else None
+        self._ranked = RankHeap() if getattr(core.policy, "ranks_options", False) else None
+        self._ranked_labels = _RankedTimerChoiceLabels(False, self._due, self._ranked) if self._ranked is not None else None
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
@@ -616,10 +613,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         # (FIFO's option is always the first due timer.)
                         label = CONTINUE if can_continue and not chosen else due[chosen - can_continue][3]
                         append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
-                elif self._ranked is None:
+                elif (ranked_labels := self._ranked_labels) is None:
                     chosen = choose("timer", _TimerChoiceLabels(can_continue, due), 1 if can_continue else 0)
                 else:
-                    chosen = choose("timer", _RankedTimerChoiceLabels(can_continue, due, self._ranked), 1 if can_continue else 0)
+                    # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
+                    ranked_labels._offset = 1 if can_continue else 0
+                    ranked_labels._length = len(due) + ranked_labels._offset
+                    chosen = choose("timer", ranked_labels, ranked_labels._offset)
                 if can_continue and chosen == 0:
                     self._batch_left -= 1
                     handle = ready.popleft()
@@ -646,7 +646,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         else:
             due.append(entry)
         if self._ranked is not None:
-            self._ranked.add((entry[0], entry[1]), entry[3] or "-", entry)
+            self._ranked.add((entry[0], entry[1]), entry[3] or "-")
 
     def _fire(self, entry: TimerEntry) -> None:
         """Fire a due timer: it joins the ready queue, and the current batch (as

@@ -116,20 +116,23 @@ class SimulationCore:
         so that clean-up can run)."""
         chosen = self.policy.choose(kind, labels)
         options = len(labels)
-        odd = chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))
-        if odd or not 0 <= chosen < options:
-            from .errors import SimulationConfigError
-
-            self.abort(
-                SimulationConfigError(
-                    f"{type(self.policy).__name__}.choose",
-                    chosen,
-                    f"an index from 0 to {len(labels) - 1} for a {kind!r} choice among {list(labels)[:8]}",
-                )
-            )
-            chosen = fifo
+        if (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options:
+            chosen = self._rejected(kind, labels, chosen, fifo)
         self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo, options)
         return chosen
+
+    def _rejected(self, kind: ChoiceKind, labels: Sequence[str], chosen: object, fifo: int) -> int:
+        """A policy answered something that is not an option: end the run, take FIFO's."""
+        from .errors import SimulationConfigError
+
+        self.abort(
+            SimulationConfigError(
+                f"{type(self.policy).__name__}.choose",
+                chosen,
+                f"an index from 0 to {len(labels) - 1} for a {kind!r} choice among {list(labels)[:8]}",
+            )
+        )
+        return fifo
 
     def record_escape(self, error: SimulationEscapeError) -> None:
         self.escapes.append(error)

@@ -11,6 +11,9 @@ The backends' option sequences therefore also offer two methods
 * ``thread(index)``: that option's thread (its label; a task's second
   pending timer is ``label'2``, so its sleep and its timeout rank apart).
 
+The backend may reuse one options object from choice to choice: a policy
+reads it while it chooses and keeps no reference to it.
+
 A thread's priority must not change while one of its options is pending,
 except the winner's own (PCT lowers only the winner's priority, at a change
 point; the winner is then taken, so no pending option carries it).
@@ -60,22 +63,21 @@ class RankHeap:
 
     Options are added with a sort key (their order among the options, which
     ties break on) and their label; they are ranked lazily, the first time a
-    policy asks with its priority function, and dropped lazily once gone
-    (``is_live`` says which are still pending).
+    policy asks with its priority function, and dropped lazily from the heap
+    once :meth:`remove` has said they are gone.
     """
 
-    def __init__(self, is_live: Callable[[Any], bool]) -> None:
-        self._is_live = is_live
+    def __init__(self) -> None:
         self._slots = ThreadSlots()
-        self._unranked: list[tuple[Any, str, Any]] = []
-        self._heap: list[tuple[float, Any, str, Any]] = []
-        #: Each pending option's thread and slot, by its sort key.
+        self._unranked: list[tuple[Any, str]] = []
+        self._heap: list[tuple[float, Any, str]] = []
+        #: Each pending option's thread, label and slot, by its sort key.
         self._threads: dict[Any, tuple[str, str, int]] = {}
 
-    def add(self, key: Any, label: str, option: Any) -> None:
+    def add(self, key: Any, label: str) -> None:
         thread, slot = self._slots.take(label)
         self._threads[key] = (thread, label, slot)
-        self._unranked.append((key, thread, option))
+        self._unranked.append((key, thread))
 
     def remove(self, key: Any) -> None:
         """The option is taken (or gone): its thread slot is free again."""
@@ -87,17 +89,19 @@ class RankHeap:
         return self._threads[key][0]
 
     def top(self, priority: Priority) -> tuple[Any, float] | None:
-        """The highest-ranked live option's sort key and priority (None: none left)."""
+        """The highest-ranked pending option's sort key and priority (None: none left)."""
         heap = self._heap
-        for key, thread, option in self._unranked:
-            if self._is_live(option):
-                heapq.heappush(heap, (-priority(thread), key, thread, option))
-        self._unranked.clear()
-        while heap and not self._is_live(heap[0][3]):
+        if self._unranked:
+            for key, thread in self._unranked:
+                heapq.heappush(heap, (-priority(thread), key, thread))
+            self._unranked.clear()
+        pending = self._threads
+        while heap and heap[0][1] not in pending:
             heapq.heappop(heap)
         if not heap:
             return None
-        return heap[0][1], -heap[0][0]
+        best = heap[0]
+        return best[1], -best[0]
 
 
 def scan_best(labels: Sequence[str], priority: Priority) -> tuple[int, str]:

@@ -58,6 +58,11 @@ class TraceEvent:
 
 
 RawEvent = tuple[int, str, str, str]
+#: A deviation as recorded on the hot path: ``(ticks, "choice", chosen label,
+#: kind, chosen, options, fifo, fifo label)``; words only when read.
+DeviationRecord = tuple[int, str, str, str, int, int, int, str]
+#: What the hot path appends: an event, a deviation, a tick, or a task step's label.
+Recorded = RawEvent | DeviationRecord | int | str
 
 
 class Trace:
@@ -71,7 +76,7 @@ class Trace:
     """
 
     def __init__(self, keep_last: int | None = 50_000) -> None:
-        self._pending: list[RawEvent | int | str] = []
+        self._pending: list[Recorded] = []
         #: Hot-path recording: append a ``(ticks, kind, task, detail)`` tuple,
         #: or the compact form of task steps: an ``int`` tick, then the label
         #: ``str`` of each task stepped at that tick (no tuple per step).
@@ -80,7 +85,7 @@ class Trace:
         self._keep_last = keep_last
         #: The kept window: chunks of the compact form, each with the tick in
         #: force at its start and its number of events.
-        self._chunks: deque[tuple[int, list[RawEvent | int | str], int]] = deque()
+        self._chunks: deque[tuple[int, list[Recorded], int]] = deque()
         self._kept = 0
         self._step_ticks = 0
         self._hash = hashlib.blake2b(digest_size=16)
@@ -212,7 +217,7 @@ class Trace:
         return "\n".join(event.format() for event in events)
 
 
-def _last_tick(chunk: list[RawEvent | int | str], ticks: int) -> int:
+def _last_tick(chunk: list[Recorded], ticks: int) -> int:
     """The tick in force after ``chunk`` (its last bare ``int``, else ``ticks``)."""
     for item in reversed(chunk):
         if item.__class__ is int:
@@ -220,7 +225,7 @@ def _last_tick(chunk: list[RawEvent | int | str], ticks: int) -> int:
     return ticks
 
 
-def _decode(chunk: list[RawEvent | int | str], ticks: int) -> list[RawEvent]:
+def _decode(chunk: list[Recorded], ticks: int) -> list[RawEvent]:
     """Events of the compact hot-path form: an ``int`` sets the current tick,
     a ``str`` is a task step at that tick, a tuple is a whole event."""
     events: list[RawEvent] = []
@@ -236,10 +241,6 @@ def _decode(chunk: list[RawEvent | int | str], ticks: int) -> list[RawEvent]:
             events.append(deviation_event(item))  # type: ignore[arg-type]
     return events
 
-
-#: A deviation as recorded on the hot path: ``(ticks, "choice", chosen label,
-#: kind, chosen, options, fifo, fifo label)``; words only when read.
-DeviationRecord = tuple[int, str, str, str, int, int, int, str]
 
 
 def deviation_event(record: DeviationRecord) -> RawEvent:

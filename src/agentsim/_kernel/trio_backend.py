@@ -54,6 +54,7 @@ from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
+from .policy import uniform_draws
 from .ranking import Priority
 from .snapshots import snapshot_task
 from .windows import WindowedTimers, window_ticks
@@ -174,13 +175,15 @@ class TrioVirtualClock:
 
     def _jump(self, runner: Any, ticks: int) -> None:
         """Move to the first point deadline, expiring its whole tick."""
-        core = self._core
-        if core.clock.exceeds_limit(ticks):
+        clock = self._core.clock
+        limit = clock.limit_ticks
+        if limit is not None and ticks > limit:
             self._limit(runner, ticks)
             return
-        core.clock.advance_to(ticks)
+        if ticks > clock.ticks:
+            clock.ticks = ticks
         self._expiry = max(ticks / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, ticks))
-        core.trace.record(ticks, "jump", "", "")
+        # (No "jump" event: the batch that runs next records its tick.)
 
 
 def _latest_deadline_in_tick(heap: list[tuple[float, int, Any]], ticks: int) -> float:
@@ -261,6 +264,7 @@ class _PolicyShuffler(random.Random):
         self._steps = 0
         # Trio numbers tasks process-wide; traces need per-simulation numbers.
         self._labels: dict[Any, str] = {}
+        self._uniforms = uniform_draws(core.policy)
 
     def label(self, task: Any) -> str:
         """The task's name in traces (per-simulation numbering)."""
@@ -290,8 +294,20 @@ class _PolicyShuffler(random.Random):
             return
         labels = _BatchLabels([self.label(task) for task in batch])  # once per batch
         order = []
-        while len(labels) > 1:
-            order.append(batch[labels.take(core.choose("batch", labels))])
+        uniforms = self._uniforms
+        if uniforms is not None:
+            # Uniform picks drawn here, recorded compactly (choices.py, trace.py).
+            record_choice = core.trace.choices.pending.extend
+            ticks = core.clock.ticks
+            while (options := len(labels)) > 1:
+                chosen = int(uniforms() * options)
+                record_choice((1, options, chosen, 0))
+                if chosen:
+                    append((ticks, "choice", labels[chosen], "batch", chosen, options, 0, labels[0]))
+                order.append(batch[labels.take(chosen)])
+        else:
+            while len(labels) > 1:
+                order.append(batch[labels.take(core.choose("batch", labels))])
         order.append(batch[labels.take(0)])
         for task in order:
             append(self.label(task))

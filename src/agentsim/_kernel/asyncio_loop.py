@@ -565,78 +565,94 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         now = self._clock.ticks
         choose = self._core.choose
         uniforms = self._uniforms
+        ranked = self._ranked
         record_choice = self._core.trace.choices.pending.extend
         append_event = self._append_event
         append_event(now)  # the tick of the task steps recorded below (compact form)
-        while True:
-            timers = self._timers
-            if not self._batch_left:
-                # A new batch: what is ready now, plus the timers due now.
-                self._countdown -= 1
-                if not self._countdown:
-                    self._maintain()
+        # Callbacks of the current batch not yet run, kept in a local while
+        # this instant runs (nothing else changes it meanwhile).
+        batch_left = self._batch_left
+        try:
+            while True:
+                if not batch_left:
+                    # A new batch: what is ready now, plus the timers due now.
+                    self._countdown -= 1
+                    if not self._countdown:
+                        self._maintain()
                     timers = self._timers
-                while timers and timers[0][0] <= now:
-                    entry = heappop(timers)
-                    if entry[2]._cancelled:
-                        entry[2]._scheduled = False
-                        self._cancelled_timers -= 1
-                    elif self._ranked is None and (not due or due[-1] < entry):
-                        due.append(entry)  # the usual case, inline: in order, nothing to rank
+                    while timers and timers[0][0] <= now:
+                        entry = heappop(timers)
+                        if entry[2]._cancelled:
+                            entry[2]._scheduled = False
+                            self._cancelled_timers -= 1
+                        elif ranked is None and (not due or due[-1] < entry):
+                            due.append(entry)  # the usual case, inline: in order, nothing to rank
+                        else:
+                            self._add_due(entry)
+                    batch_left = len(ready)
+                if due:
+                    if not batch_left and len(due) == 1:
+                        chosen = 0  # nothing to decide: the only due timer fires
+                    elif uniforms is not None:
+                        # A uniform pick, recorded compactly (choices.py, trace.py).
+                        options = len(due) + (batch_left > 0)
+                        chosen = int(uniforms() * options)
+                        fifo = 1 if batch_left else 0
+                        record_choice((0, options, chosen, fifo))
+                        if chosen != fifo:
+                            # (FIFO's option is always the first due timer.)
+                            label = CONTINUE if batch_left and not chosen else due[chosen - fifo][3]
+                            append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
+                    elif (ranked_labels := self._ranked_labels) is None:
+                        chosen = choose("timer", _TimerChoiceLabels(batch_left > 0, due), 1 if batch_left else 0)
                     else:
-                        self._add_due(entry)
-                self._batch_left = len(ready)
-            if not due:
-                # Nothing to decide until the batch ends (timers falling due
-                # meanwhile wait for the next one): run it as FIFO does.
-                for _ in range(self._batch_left):
-                    handle = ready.popleft()
-                    if not handle._cancelled:
-                        callback = handle._callback
-                        if callback.__class__ is not _FunctionType:
-                            owner = getattr(callback, "__self__", None)
-                            if owner.__class__ is _SimTask:
-                                append_event(owner._agentsim_label)
-                        handle._run()
-                self._batch_left = 0
-            else:
-                can_continue = self._batch_left > 0
-                if not can_continue and len(due) == 1:
-                    chosen = 0  # nothing to decide: the only due timer fires
-                elif uniforms is not None:
-                    # A uniform pick, recorded compactly (choices.py, trace.py).
-                    options = len(due) + can_continue
-                    chosen = int(uniforms() * options)
-                    fifo = 1 if can_continue else 0
-                    record_choice((0, options, chosen, fifo))
-                    if chosen != fifo:
-                        # (FIFO's option is always the first due timer.)
-                        label = CONTINUE if can_continue and not chosen else due[chosen - can_continue][3]
-                        append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
-                elif (ranked_labels := self._ranked_labels) is None:
-                    chosen = choose("timer", _TimerChoiceLabels(can_continue, due), 1 if can_continue else 0)
+                        # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
+                        ranked_labels._offset = 1 if batch_left else 0
+                        ranked_labels._length = len(due) + ranked_labels._offset
+                        chosen = choose("timer", ranked_labels, ranked_labels._offset)
+                    if not batch_left or chosen:
+                        # Fire a due timer: it joins the ready queue, and the
+                        # batch (as in asyncio); one cancelled meanwhile does
+                        # nothing. Not traced: the choice log says which fired.
+                        entry = due.pop(chosen - 1 if batch_left else chosen)
+                        handle = entry[2]
+                        handle._scheduled = False
+                        if ranked is not None:
+                            ranked.remove((entry[0], entry[1]))
+                        if handle._cancelled:
+                            self._cancelled_timers -= 1
+                        else:
+                            ready.append(handle)
+                            batch_left += 1
+                            continue  # something to run: no need to look further
+                    else:
+                        batch_left -= 1
+                        handle = ready.popleft()
+                        if not handle._cancelled:
+                            # As on the FIFO path: task steps go on the trace, in order.
+                            callback = handle._callback
+                            if callback.__class__ is not _FunctionType:
+                                owner = getattr(callback, "__self__", None)
+                                if owner.__class__ is _SimTask:
+                                    append_event(owner._agentsim_label)
+                            handle._run()
                 else:
-                    # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
-                    ranked_labels._offset = 1 if can_continue else 0
-                    ranked_labels._length = len(due) + ranked_labels._offset
-                    chosen = choose("timer", ranked_labels, ranked_labels._offset)
-                if can_continue and chosen == 0:
-                    self._batch_left -= 1
-                    handle = ready.popleft()
-                    if not handle._cancelled:
-                        # As on the FIFO path: task steps go on the trace, in order.
-                        callback = handle._callback
-                        if callback.__class__ is not _FunctionType:
-                            owner = getattr(callback, "__self__", None)
-                            if owner.__class__ is _SimTask:
-                                append_event(owner._agentsim_label)
-                        handle._run()
-                else:  # firing is a step of its own
-                    self._fire(due.pop(chosen - 1 if can_continue else chosen))
-                    if self._batch_left:
-                        continue  # something to run: no need to look further
-            if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
-                return
+                    # Nothing to decide until the batch ends (timers falling due
+                    # meanwhile wait for the next one): run it as FIFO does.
+                    for _ in range(batch_left):
+                        handle = ready.popleft()
+                        if not handle._cancelled:
+                            callback = handle._callback
+                            if callback.__class__ is not _FunctionType:
+                                owner = getattr(callback, "__self__", None)
+                                if owner.__class__ is _SimTask:
+                                    append_event(owner._agentsim_label)
+                            handle._run()
+                    batch_left = 0
+                if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
+                    return
+        finally:
+            self._batch_left = batch_left
 
     def _add_due(self, entry: TimerEntry) -> None:
         """Put a timer that fell due in the due list, in (tick, sequence) order."""
@@ -647,20 +663,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             due.append(entry)
         if self._ranked is not None:
             self._ranked.add((entry[0], entry[1]), entry[3] or "-")
-
-    def _fire(self, entry: TimerEntry) -> None:
-        """Fire a due timer: it joins the ready queue, and the current batch (as
-        in asyncio); a timer cancelled while it waited does nothing. (Not
-        traced: the choice log says which fired, and the steps it causes are.)"""
-        handle = entry[2]
-        handle._scheduled = False
-        if self._ranked is not None:
-            self._ranked.remove((entry[0], entry[1]))
-        if handle._cancelled:
-            self._cancelled_timers -= 1
-            return
-        self._ready.append(handle)
-        self._batch_left += 1
 
     def _limit_error(self, next_ticks: int) -> Any:
         from .errors import VirtualTimeLimitError

@@ -11,10 +11,21 @@ Two sessions, each run in a fresh process (so peak RSS is its own):
   every 30 s (20 ms frames for the whole hour), timed transcription turns,
   and a 10 s paced TTS answer (20 ms chunks) per turn.
 
-Each has a ``floor`` twin: the SDK alone (plain ``asyncio.run``, no agentsim,
-no time) processing the same numbers of sends and events — the cost of the
-SDK's own work. The report prints wall seconds, simulated/real speed-up,
-events per second, peak RSS and the simulation/floor ratio.
+Each has two floors, neither using agentsim:
+
+* ``floor``: the SDK alone (plain ``asyncio.run``, no time) processing the
+  same numbers of sends and events back to back — the cost of the SDK's own
+  work;
+* ``timed``: the SDK and the same application with the same timing (the
+  microphone sleeping per 20 ms frame, the answers paced with plain sleeps
+  around do-nothing or the SDK's scripted doubles) on the tuned minimal
+  virtual loop (``minimal_loop.py``) — what the same event stream costs on
+  the cheapest loop that can run it in virtual time. What agentsim costs
+  above it is its own: the kernel's guarantees, trace, scenario, recorded
+  sends and ordering choices.
+
+The report prints wall seconds, simulated/real speed-up, events per second,
+peak RSS and the simulation's ratio to each floor.
 
     python benchmarks/long_session.py [--minutes 60] [--strategy all|fifo|random|pct]
 
@@ -37,6 +48,8 @@ import time
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
 CHUNK = np.zeros(480, dtype=np.int16).tobytes()  # 20 ms of pcm16 at 24 kHz
 FRAMES_PER_MINUTE = 3000  # 20 ms microphone frames
@@ -213,6 +226,112 @@ async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]
     return {"session_events": session_events, "sends": model.sends}
 
 
+async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
+    """The SDK and the application alone, with their timing: the same
+    microphone task (a sleep per 20 ms frame), the same listener (which
+    interrupts), and a server task pacing the same events with plain sleeps,
+    on the tuned minimal virtual loop (``minimal_loop.py``). No agentsim: no
+    trace, no scenario, no recorded sends, no ordering choices."""
+    from agents.realtime import RealtimeRunner
+    from agents.realtime.model import RealtimeModel
+    from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
+
+    from agentsim.realtime import turn_ended, turn_started
+
+    class TimedFloorModel(RealtimeModel):
+        def __init__(self) -> None:
+            self.listeners: list[Any] = []
+            self.sends = 0
+            self.tool_output = asyncio.Event()
+            self.interrupted = False
+
+        async def connect(self, options: Any) -> None:
+            pass
+
+        def add_listener(self, listener: Any) -> None:
+            self.listeners.append(listener)
+
+        def remove_listener(self, listener: Any) -> None:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
+
+        async def send_event(self, event: Any) -> None:
+            self.sends += 1
+            kind = type(event).__name__
+            if kind == "RealtimeModelSendToolOutput":
+                self.tool_output.set()
+            elif kind == "RealtimeModelSendInterrupt":
+                self.interrupted = True
+
+        async def close(self) -> None:
+            pass
+
+        async def emit(self, event: Any) -> None:
+            for listener in list(self.listeners):
+                await listener.on_event(event)
+
+    model = TimedFloorModel()
+    runner = RealtimeRunner(_realtime_agent(), model=model, config={"tracing_disabled": True})
+    session_events = 0
+    chunks_per_answer = int(ANSWER_SECONDS / 0.02)
+    words = TRANSCRIPT.split(" ")
+    loop = asyncio.get_running_loop()
+
+    async def server() -> None:
+        for minute in range(minutes):
+            await asyncio.sleep(minute * 60 + 10 - loop.time())
+            model.tool_output.clear()
+            await model.emit(_tool_call(minute))
+            await model.tool_output.wait()
+            model.interrupted = False
+            await model.emit(turn_started(f"r{minute}"))
+            started = loop.time()
+            for index in range(chunks_per_answer):
+                await asyncio.sleep(started + index * 0.02 - loop.time())
+                if model.interrupted:
+                    break
+                await model.emit(RealtimeModelAudioEvent(data=CHUNK, response_id=f"r{minute}", item_id=f"a{minute}", content_index=0))
+                word = index * len(words) // chunks_per_answer
+                if word != (index - 1) * len(words) // chunks_per_answer:
+                    await model.emit(RealtimeModelTranscriptDeltaEvent(item_id=f"a{minute}", delta=words[word] + " ", response_id=f"r{minute}"))
+            await model.emit(turn_ended(f"r{minute}"))
+
+    async with await runner.run() as session:
+
+        async def microphone() -> None:
+            for frame in range(minutes * FRAMES_PER_MINUTE):
+                await asyncio.sleep(frame * 0.02 - loop.time())
+                await session.send_audio(CHUNK)
+
+        async def listen() -> None:
+            nonlocal session_events
+            answer_started: dict[str, float] = {}
+            interrupted: set[str] = set()
+            async for event in session:
+                session_events += 1
+                if event.type == "audio":
+                    response = event.audio.response_id
+                    started = answer_started.setdefault(response, loop.time())
+                    minute = int(response[1:])
+                    if minute % 5 == 4 and response not in interrupted and loop.time() - started >= INTERRUPT_AFTER:
+                        interrupted.add(response)
+                        await session.interrupt()
+
+        listener = asyncio.create_task(listen())
+        await asyncio.gather(server(), microphone())
+        listener.cancel()
+    return {"session_events": session_events, "sends": model.sends}
+
+
+def run_realtime_timed_floor(minutes: int, strategy: str) -> dict[str, Any]:
+    from minimal_loop import run_minimal
+
+    start = time.perf_counter()
+    value = run_minimal(lambda: realtime_timed_floor(minutes), tuned=True)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "simulated": None, "events": value["session_events"] + value["sends"], **value}
+
+
 def run_realtime_floor(minutes: int, strategy: str) -> dict[str, Any]:
     start = time.perf_counter()
     value = asyncio.run(realtime_floor(minutes, {}))
@@ -278,6 +397,66 @@ async def voice_session(minutes: int, timed: bool) -> dict[str, Any]:
     return {"session_events": events, "sends": frames}
 
 
+async def voice_timed_floor(minutes: int) -> dict[str, Any]:
+    """The SDK and the application alone, with their timing, on the tuned
+    minimal virtual loop: a microphone sleeping per 20 ms frame, each
+    transcription turn 0.3 s after its speech ends, each answer's first
+    chunk 0.3 s after the text and the next ones 20 ms apart, all with plain
+    sleeps around the SDK's own scripted doubles. No agentsim."""
+    from agents.voice import StreamedAudioInput, VoicePipeline
+    from agents.voice.testing import ScriptedSTTModel, ScriptedTranscriptionSession, ScriptedTTSModel, ScriptedVoiceWorkflow, TTSResult
+
+    turns = int(minutes * 60 / VOICE_TURN_SECONDS)
+    loop = asyncio.get_running_loop()
+
+    class PacedTranscription(ScriptedTranscriptionSession):
+        async def transcribe_turns(self) -> Any:
+            turn = 0
+            async for text in super().transcribe_turns():
+                await asyncio.sleep(turn * VOICE_TURN_SECONDS + VOICE_SPEECH_SECONDS + 0.3 - loop.time())
+                turn += 1
+                yield text
+
+    class PacedTTS(ScriptedTTSModel):
+        async def run(self, text: str, settings: Any) -> Any:
+            await asyncio.sleep(0.3)
+            async for chunk in super().run(text, settings):
+                yield chunk
+                await asyncio.sleep(0.02)
+
+    workflow = ScriptedVoiceWorkflow(turns=[f"Answer number {i}." for i in range(turns)])
+    tts = PacedTTS([TTSResult([CHUNK] * VOICE_ANSWER_CHUNKS) for _ in range(turns)])
+    stt = ScriptedSTTModel(sessions=[PacedTranscription([f"question {i}" for i in range(turns)])])
+    pipeline = VoicePipeline(workflow=workflow, stt_model=stt, tts_model=tts, config={"tracing_disabled": True, "tts_settings": {"buffer_size": 1}})
+    audio_input = StreamedAudioInput()
+    result = await pipeline.run(audio_input)
+    events = 0
+
+    async def consume() -> None:
+        nonlocal events
+        async for _ in result.stream():
+            events += 1
+
+    async def microphone() -> None:
+        frame_audio = np.zeros(480, dtype=np.int16)
+        for frame in range(minutes * FRAMES_PER_MINUTE):
+            await asyncio.sleep(frame * 0.02 - loop.time())
+            await audio_input.add_audio(frame_audio)
+            audio_input.queue.get_nowait()  # (as the floor: nobody reads raw frames)
+
+    await asyncio.gather(microphone(), consume())
+    return {"session_events": events, "sends": minutes * FRAMES_PER_MINUTE}
+
+
+def run_voice_timed_floor(minutes: int, strategy: str) -> dict[str, Any]:
+    from minimal_loop import run_minimal
+
+    start = time.perf_counter()
+    value = run_minimal(lambda: voice_timed_floor(minutes), tuned=True)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "simulated": None, "events": value["session_events"] + value["sends"], **value}
+
+
 def run_voice_simulated(minutes: int, strategy: str) -> dict[str, Any]:
     import agentsim
 
@@ -300,8 +479,10 @@ def run_voice_floor(minutes: int, strategy: str) -> dict[str, Any]:
 CASES = {
     "realtime-sim": run_realtime_simulated,
     "realtime-floor": run_realtime_floor,
+    "realtime-timed": run_realtime_timed_floor,
     "voice-sim": run_voice_simulated,
     "voice-floor": run_voice_floor,
+    "voice-timed": run_voice_timed_floor,
 }
 
 
@@ -324,7 +505,7 @@ def main() -> None:
         print(json.dumps(outcome))
         return
     strategies = ["fifo", "random", "pct"] if options.strategy == "all" else [options.strategy]
-    runs = [(case, "-") for case in CASES if case.endswith("-floor")]
+    runs = [(case, "-") for case in CASES if case.endswith(("-floor", "-timed"))]
     runs += [(case, strategy) for strategy in strategies for case in CASES if case.endswith("-sim")]
     results = {}
     for case, strategy in runs:
@@ -337,14 +518,14 @@ def main() -> None:
             sys.exit(1)
         results[case, strategy] = json.loads(completed.stdout.strip().splitlines()[-1])
     print(f"\n{options.minutes} simulated minute(s)")
-    print(f"{'case':<16}{'strategy':<9}{'wall s':>9}{'speed-up':>10}{'events':>10}{'events/s':>11}{'peak RSS MB':>13}{'vs floor':>10}")
+    print(f"{'case':<16}{'strategy':<9}{'wall s':>9}{'speed-up':>10}{'events':>10}{'events/s':>11}{'peak RSS MB':>13}{'vs floor':>10}{'vs timed':>10}")
     for (case, strategy), outcome in results.items():
-        floor = results[case.split("-")[0] + "-floor", "-"]
+        session = case.split("-")[0]
+        floor, timed = results[session + "-floor", "-"], results[session + "-timed", "-"]
         speed = f"{outcome['simulated'] / outcome['wall']:.0f}x" if outcome["simulated"] else "-"
-        ratio = outcome["wall"] / floor["wall"]
         print(
             f"{case:<16}{strategy:<9}{outcome['wall']:>9.2f}{speed:>10}{outcome['events']:>10,}{outcome['events'] / outcome['wall']:>11,.0f}"
-            f"{outcome['peak_rss_mb']:>13.0f}{ratio:>9.2f}x"
+            f"{outcome['peak_rss_mb']:>13.0f}{outcome['wall'] / floor['wall']:>9.2f}x{outcome['wall'] / timed['wall']:>9.2f}x"
         )
 
 

@@ -421,13 +421,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             while timers and timers[0][2]._cancelled:
                 heappop(timers)[2]._scheduled = False
                 self._cancelled_timers -= 1
-            if self._windows and self._fire_windowed():
+            if self._windows.count and self._fire_windowed():
                 pass  # the clock moved to the chosen windowed timer (or the limit)
             elif not timers:
                 self.on_idle()
                 return
             elif (ticks := timers[0][0]) > self._clock.ticks:
-                if self._clock.exceeds_limit(ticks):
+                if (limit := self._clock.limit_ticks) is not None and ticks > limit:
                     self._core.abort(self._limit_error(ticks))
                     if not ready:
                         self.on_idle()

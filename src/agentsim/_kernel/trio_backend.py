@@ -126,7 +126,7 @@ class TrioVirtualClock:
         runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
         deadline = runner.deadlines.next_deadline()
         point = None if deadline == inf else max(round(deadline * TICKS_PER_SECOND), core.clock.ticks)
-        if self._windows and self._fire_windowed(runner, point):
+        if self._windows.count and self._fire_windowed(runner, point):
             return
         if point is None:
             _on_idle(core, runner)

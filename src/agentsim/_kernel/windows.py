@@ -132,20 +132,24 @@ def _ms(ticks: int) -> str:
 class WindowedTimers:
     """The pending windowed timers of one simulation."""
 
-    __slots__ = ("_by_earliest", "_by_latest")
+    __slots__ = ("_by_earliest", "_by_latest", "count")
 
     def __init__(self) -> None:
         self._by_earliest: SortedList = SortedList(key=lambda timer: (timer.earliest, timer.sequence))
         self._by_latest: SortedList = SortedList(key=lambda timer: (timer.latest, timer.sequence))
+        #: How many are pending: a plain attribute, which the backends read
+        #: every time the clock may move (``len()`` is two Python calls).
+        self.count = 0
 
     def __len__(self) -> int:
-        return len(self._by_latest)
+        return self.count
 
     def add(self, earliest: int, nominal: int, latest: int, sequence: int, payload: Any, label: str) -> WindowedTimer:
         """Add a pending timer; ``earliest <= nominal <= latest`` (ticks)."""
         timer = WindowedTimer(earliest, nominal, latest, sequence, payload, label)
         self._by_earliest.add(timer)
         self._by_latest.add(timer)
+        self.count += 1
         return timer
 
     def remove(self, timer: WindowedTimer) -> None:
@@ -154,6 +158,7 @@ class WindowedTimers:
             timer.pending = False
             self._by_earliest.remove(timer)
             self._by_latest.remove(timer)
+            self.count -= 1
 
     def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> OptionLabels | None:
         """The ways time can move next, in nominal order, or None when no

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import numpy.typing as npt
@@ -26,15 +26,27 @@ if TYPE_CHECKING:
     from .transport import ScriptedRealtimeTransport
 
 
+_DESCRIBED_FIELDS: Final = ("response_id", "item_id", "call_id", "status")
+#: Per event class with declared fields (dataclasses, pydantic models: the
+#: SDK's events), which of the described fields it has and whether it has
+#: ``data``: asked once per class, not with a failing lookup per event.
+_fields_of_class: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+
 def describe_event(event: RealtimeModelEvent) -> str:
     """A short, address-free description of an event for the trace."""
+    known = _fields_of_class.get(event.__class__)
+    if known is None:
+        known = (tuple(name for name in _DESCRIBED_FIELDS if hasattr(event, name)), hasattr(event, "data"))
+        if hasattr(event.__class__, "__dataclass_fields__") or hasattr(event.__class__, "model_fields"):
+            _fields_of_class[event.__class__] = known
+    names, has_data = known
     parts: list[str] = [event.type]
-    for name in ("response_id", "item_id", "call_id", "status"):
-        value = getattr(event, name, None)
+    for name in names:
+        value = getattr(event, name)
         if value is not None:
             parts.append(f"{name}={value}")
-    data = getattr(event, "data", None)
-    if isinstance(data, bytes):
+    if has_data and isinstance(data := event.data, bytes):  # type: ignore[union-attr]
         parts.append(f"{len(data)}B")
     return " ".join(parts)
 

@@ -27,7 +27,7 @@ Each has two floors, neither using agentsim:
 The report prints wall seconds, simulated/real speed-up, events per second,
 peak RSS and the simulation's ratio to each floor.
 
-    python benchmarks/long_session.py [--minutes 60] [--strategy all|fifo|random|pct]
+    python benchmarks/long_session.py [--minutes 60] [--strategy all|fifo|random|pct] [--repeat 3]
 
 ``--strategy all`` (the default) runs the simulated cases under fifo, random
 and pct, each beside the same floor, so memory per simulated hour is shown
@@ -490,6 +490,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--strategy", default="all", choices=["all", "fifo", "random", "pct"])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best wall time counts")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.case:
@@ -507,16 +508,22 @@ def main() -> None:
     strategies = ["fifo", "random", "pct"] if options.strategy == "all" else [options.strategy]
     runs = [(case, "-") for case in CASES if case.endswith(("-floor", "-timed"))]
     runs += [(case, strategy) for strategy in strategies for case in CASES if case.endswith("-sim")]
-    results = {}
-    for case, strategy in runs:
-        completed = subprocess.run(
-            [sys.executable, __file__, "--case", case, "--minutes", str(options.minutes), "--strategy", "fifo" if strategy == "-" else strategy],
-            capture_output=True, text=True, check=False,
-        )
-        if completed.returncode != 0:
-            print(f"{case} failed:\n{completed.stderr}")
-            sys.exit(1)
-        results[case, strategy] = json.loads(completed.stdout.strip().splitlines()[-1])
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    # Rounds interleave the cases, so a burst of load on this shared machine
+    # hits all of them; each case keeps its best wall time and largest RSS.
+    for _ in range(options.repeat):
+        for case, strategy in runs:
+            completed = subprocess.run(
+                [sys.executable, __file__, "--case", case, "--minutes", str(options.minutes), "--strategy", "fifo" if strategy == "-" else strategy],
+                capture_output=True, text=True, check=False,
+            )
+            if completed.returncode != 0:
+                print(f"{case} failed:\n{completed.stderr}")
+                sys.exit(1)
+            outcome = json.loads(completed.stdout.strip().splitlines()[-1])
+            best = results.setdefault((case, strategy), outcome)
+            best["peak_rss_mb"] = max(best["peak_rss_mb"], outcome["peak_rss_mb"])
+            best["wall"] = min(best["wall"], outcome["wall"])
     print(f"\n{options.minutes} simulated minute(s)")
     print(f"{'case':<16}{'strategy':<9}{'wall s':>9}{'speed-up':>10}{'events':>10}{'events/s':>11}{'peak RSS MB':>13}{'vs floor':>10}{'vs timed':>10}")
     for (case, strategy), outcome in results.items():

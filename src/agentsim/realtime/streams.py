@@ -202,7 +202,7 @@ class AudioStream:
         if not self._transport.connected:
             record_event("drop", f"audio stream {self.response_id}: transport closed")
             return False
-        self._transport._enqueue_nowait(events)
+        self._transport._enqueue_nowait(events, made_here=True)
         return True
 
     def __await__(self) -> Generator[Any, None, AudioStream]:

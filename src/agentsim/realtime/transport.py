@@ -34,7 +34,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelSendInterrupt,
     interrupt_scope,
 )
-from .calls import ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
+from .calls import KIND_OF_CLASS, ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
 from .errors import (
     IncompleteRealtimeScenarioError,
     RealtimeCallMatcherError,
@@ -110,6 +110,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
         microphone audio, whose every chunk a scenario does not want to expect.
         """
         self._ignored = frozenset(normalize_kind(kind) for kind in ignore_calls)
+        # (An ignored interrupt still stops the streams it names.)
+        self._counted_only = self._ignored - {"interrupt"}
         #: How many calls of each kind were made, recorded or ignored.
         self.call_counts: Counter[str] = Counter()
         self._connect_latency = non_negative("connect_latency", connect_latency, expected="a number of seconds >= 0")
@@ -166,6 +168,12 @@ class ScriptedRealtimeTransport(RealtimeModel):
         An ``interrupt`` also emits ``audio_interrupted`` for the audio the
         adapter believes is playing, from the sending task before the send
         returns, as ``OpenAIRealtimeWebSocketModel`` does (see ``playback``)."""
+        kind = KIND_OF_CLASS.get(event.__class__)
+        if kind in self._counted_only and self._status == "connected" and kind not in self._script.failing_kinds:
+            # A call the scenario ignores (microphone audio, usually): counted,
+            # and nothing else can happen to it.
+            self.call_counts[kind] += 1
+            return
         self._record_send(event)
         await self._after_send(event)
 
@@ -416,8 +424,9 @@ class ScriptedRealtimeTransport(RealtimeModel):
     def connected(self) -> bool:
         return self._status == "connected" and self._inbox is not None
 
-    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False) -> _Delivery:
-        for index, event in enumerate(events):
+    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False, made_here: bool = False) -> _Delivery:
+        # (``made_here``: events the doubles built themselves, known to be events.)
+        for index, event in enumerate(() if made_here else events):
             if not isinstance(getattr(event, "type", None), str):
                 raise SimulationConfigError(f"events[{index}]", event, "a realtime model event (agents.realtime.model_events, or turn_started(...))")
         assert self._inbox is not None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -106,6 +106,9 @@ class CallScript(Generic[C]):
         self._unconsumed: deque[C] = deque()
         self._waiters: deque[_Waiter[C]] = deque()
         self._failures: dict[str, deque[BaseException]] = {}
+        #: The kinds with injected failures pending (read only: a membership
+        #: test on the doubles' hot path, where most calls have none).
+        self.failing_kinds: Mapping[str, object] = self._failures
         self.changed = Notifier()
 
     # -- application side ----------------------------------------------------

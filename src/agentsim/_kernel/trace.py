@@ -61,8 +61,13 @@ RawEvent = tuple[int, str, str, str]
 #: A deviation as recorded on the hot path: ``(ticks, "choice", chosen label,
 #: kind, chosen, options, fifo, fifo label)``; words only when read.
 DeviationRecord = tuple[int, str, str, str, int, int, int, str]
+#: A window choice's deviation: the same, then the chosen option's window
+#: (``(earliest, nominal, latest)`` ticks, None for the point timers due),
+#: the instant it fired, and FIFO's option's window.
+Window = tuple[int, int, int] | None
+WindowDeviationRecord = tuple[int, str, str, str, int, int, int, str, Window, int, Window]
 #: What the hot path appends: an event, a deviation, a tick, or a task step's label.
-Recorded = RawEvent | DeviationRecord | int | str
+Recorded = RawEvent | DeviationRecord | WindowDeviationRecord | int | str
 
 
 class Trace:
@@ -117,10 +122,11 @@ class Trace:
         self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
         if chosen == fifo:
             return
-        timing = getattr(labels, "timing", None)
-        if timing is not None:  # a window choice: the windows, and when the pick fired
-            deviation = f"{timing(chosen)} fired at {labels.fires_at(chosen)} (fifo {fifo}: {labels[fifo]} {timing(fifo)})"  # type: ignore[attr-defined]
-            self.record(ticks, "choice", labels[chosen], f"{kind} {chosen}/{options} {deviation}")
+        window = getattr(labels, "window", None)
+        if window is not None:  # a window choice: the windows, and when the pick fired
+            self._pending.append(
+                (ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo], window(chosen), labels.option(chosen).at, window(fifo))  # type: ignore[attr-defined]
+            )
             return
         self._pending.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
 
@@ -243,8 +249,25 @@ def _decode(chunk: list[Recorded], ticks: int) -> list[RawEvent]:
 
 
 
-def deviation_event(record: DeviationRecord) -> RawEvent:
+def deviation_event(record: DeviationRecord | WindowDeviationRecord) -> RawEvent:
     """The event a compact deviation record stands for."""
-    ticks, kind_of_event, label, kind, chosen, options, fifo, fifo_label = record
+    ticks, kind_of_event, label, kind, chosen, options, fifo, fifo_label = record[:8]
     # ("-": a timer scheduled outside any task.)
-    return (ticks, kind_of_event, label or "-", f"{kind} {chosen}/{options} (fifo {fifo}: {fifo_label or '-'})")
+    if len(record) == 8:
+        return (ticks, kind_of_event, label or "-", f"{kind} {chosen}/{options} (fifo {fifo}: {fifo_label or '-'})")
+    window, fired_at, fifo_window = record[8:]
+    detail = f"{kind} {chosen}/{options} {_window(window)} fired at {_ms(fired_at)} ms (fifo {fifo}: {fifo_label} {_window(fifo_window)})"
+    return (ticks, kind_of_event, label, detail)
+
+
+def _window(window: Window) -> str:
+    """A window for reports: ``"[980.000-1010.000 ms, nominal 995.000]"``, or
+    ``"[due]"`` for the point timers due at the deadline."""
+    if window is None:
+        return "[due]"
+    earliest, nominal, latest = window
+    return f"[{_ms(earliest)}-{_ms(latest)} ms, nominal {_ms(nominal)}]"
+
+
+def _ms(ticks: int) -> str:
+    return f"{ticks * 1000 / TICKS_PER_SECOND:.3f}"

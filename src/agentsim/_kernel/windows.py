@@ -112,21 +112,11 @@ class OptionLabels(Sequence[str]):
         timers due at the deadline)."""
         return self._options[index]
 
-    def timing(self, index: int) -> str:
-        """Option ``index``'s window for reports: ``"[980.000-1010.000 ms, nominal
-        995.000]"``, or ``"[due]"`` for the point timers due at the deadline."""
+    def window(self, index: int) -> tuple[int, int, int] | None:
+        """Option ``index``'s window, ``(earliest, nominal, latest)`` in ticks
+        (for the trace), or None for the point timers due at the deadline."""
         timer = self._options[index].timer
-        if timer is None:
-            return "[due]"
-        return f"[{_ms(timer.earliest)}-{_ms(timer.latest)} ms, nominal {_ms(timer.nominal)}]"
-
-    def fires_at(self, index: int) -> str:
-        """When option ``index`` fires if picked, for reports."""
-        return f"{_ms(self._options[index].at)} ms"
-
-
-def _ms(ticks: int) -> str:
-    return f"{ticks * 1000 / TICKS_PER_SECOND:.3f}"
+        return None if timer is None else (timer.earliest, timer.nominal, timer.latest)
 
 
 class WindowedTimers:

@@ -38,7 +38,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, uniform_draws
+from .policy import CONTINUE, trusted_choice, uniform_draws
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -54,7 +54,17 @@ _MIN_CANCELLED_FOR_COMPACTION: Final = 100
 
 TimerEntry = tuple[int, int, events.TimerHandle, str]
 
-_current_task = asyncio.current_task
+def _current_task_lookup() -> Callable[[Any], Any]:
+    # Python 3.11's asyncio.current_task is Python code around a lookup in
+    # the dict the C tasks keep up to date; read that dict directly then.
+    # (3.12+ has current_task in C.)
+    tasks_by_loop = getattr(asyncio.tasks, "_current_tasks", None)
+    if isinstance(asyncio.current_task, types.FunctionType) and isinstance(tasks_by_loop, dict):
+        return tasks_by_loop.get
+    return asyncio.current_task
+
+
+_current_task: Final = _current_task_lookup()
 _INFINITY: Final = float("inf")
 
 #: asyncio's eager task factory (Python 3.12+), None before.
@@ -299,6 +309,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: The policy's uniform draws, when its timer choices are uniform picks
         #: (random): drawn here without building the options' labels.
         self._uniforms = uniform_draws(core.policy)
+        self._trusted_choice = trusted_choice(core.policy)
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
         self._task_numbers = itertools.count(1)
@@ -565,6 +576,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         now = self._clock.ticks
         choose = self._core.choose
         uniforms = self._uniforms
+        trusted = self._trusted_choice
         ranked = self._ranked
         record_choice = self._core.trace.choices.pending.extend
         append_event = self._append_event
@@ -593,23 +605,31 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 if due:
                     if not batch_left and len(due) == 1:
                         chosen = 0  # nothing to decide: the only due timer fires
-                    elif uniforms is not None:
-                        # A uniform pick, recorded compactly (choices.py, trace.py).
-                        options = len(due) + (batch_left > 0)
-                        chosen = int(uniforms() * options)
-                        fifo = 1 if batch_left else 0
+                    elif trusted is not None:
+                        # A built-in policy (policy.py: trusted_choice): its
+                        # answer needs no checking, and is recorded compactly
+                        # here (choices.py, trace.py).
+                        fifo = 1 if batch_left else 0  # (fire the first due timer)
+                        options = len(due) + fifo
+                        if uniforms is not None:
+                            chosen = int(uniforms() * options)
+                        elif (ranked_labels := self._ranked_labels) is not None:
+                            # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
+                            ranked_labels._offset = fifo
+                            ranked_labels._length = options
+                            chosen = trusted("timer", ranked_labels)
+                        else:
+                            chosen = trusted("timer", _TimerChoiceLabels(fifo == 1, due))
                         record_choice((0, options, chosen, fifo))
                         if chosen != fifo:
-                            # (FIFO's option is always the first due timer.)
-                            label = CONTINUE if batch_left and not chosen else due[chosen - fifo][3]
+                            label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
                             append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
-                    elif (ranked_labels := self._ranked_labels) is None:
+                    elif self._ranked_labels is None:
                         chosen = choose("timer", _TimerChoiceLabels(batch_left > 0, due), 1 if batch_left else 0)
                     else:
-                        # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
-                        ranked_labels._offset = 1 if batch_left else 0
-                        ranked_labels._length = len(due) + ranked_labels._offset
-                        chosen = choose("timer", ranked_labels, ranked_labels._offset)
+                        self._ranked_labels._offset = 1 if batch_left else 0
+                        self._ranked_labels._length = len(due) + self._ranked_labels._offset
+                        chosen = choose("timer", self._ranked_labels, self._ranked_labels._offset)
                     if not batch_left or chosen:
                         # Fire a due timer: it joins the ready queue, and the
                         # batch (as in asyncio); one cancelled meanwhile does

@@ -155,13 +155,21 @@ class RandomPolicy(SchedulingPolicy):
         return None if self._rng.random() < 0.5 else self._rng.randint(earliest, latest)
 
 
-def uniform_stream(seed: int, chunk: int = 4096) -> Iterator[float]:
-    """Endless uniform floats in [0, 1) from numpy's PCG64 seeded by ``seed``,
-    drawn ``chunk`` at a time (the same on every platform)."""
+def uniform_stream(seed: int, largest_chunk: int = 4096) -> Iterator[float]:
+    """Endless uniform floats in [0, 1) from numpy's PCG64 seeded by ``seed``
+    (the same on every platform), drawn in chunks that double from 32 up to
+    ``largest_chunk``: a short run draws little, a long one in bulk."""
+    return itertools.chain.from_iterable(_uniform_chunks(seed, largest_chunk))
+
+
+def _uniform_chunks(seed: int, largest_chunk: int) -> Iterator[list[float]]:
     import numpy as np
 
-    generator = np.random.Generator(np.random.PCG64(seed))
-    return itertools.chain.from_iterable(generator.random(chunk).tolist() for _ in itertools.repeat(None))
+    generator = np.random.Generator(np.random.PCG64(seed))  # made on the first draw
+    size = 32
+    while True:
+        yield generator.random(size).tolist()
+        size = min(2 * size, largest_chunk)
 
 
 def uniform_draws(policy: SchedulingPolicy) -> Callable[[], float] | None:
@@ -171,6 +179,16 @@ def uniform_draws(policy: SchedulingPolicy) -> Callable[[], float] | None:
     subclass changes how it chooses), else None."""
     if isinstance(policy, RandomPolicy) and type(policy).choose is RandomPolicy.choose:
         return policy.uniforms
+    return None
+
+
+def trusted_choice(policy: SchedulingPolicy) -> Callable[[ChoiceKind, Sequence[str]], int] | None:
+    """``policy.choose`` when it is a built-in policy's own (random, PCT,
+    replay), whose answers are always options: a backend may call it
+    directly and record the choice itself, skipping the checks a user's
+    policy gets (``SimulationCore.choose``). Else None."""
+    if type(policy).choose in (RandomPolicy.choose, PCTPolicy.choose, ReplayPolicy.choose):
+        return policy.choose
     return None
 
 

@@ -265,6 +265,9 @@ class _PolicyShuffler(random.Random):
         # Trio numbers tasks process-wide; traces need per-simulation numbers.
         self._labels: dict[Any, str] = {}
         self._uniforms = uniform_draws(core.policy)
+        self._fifo = core.policy.fifo
+        self._append = core.trace.append_raw
+        self._last_tick = -1
 
     def label(self, task: Any) -> str:
         """The task's name in traces (per-simulation numbering)."""
@@ -282,11 +285,19 @@ class _PolicyShuffler(random.Random):
             core.trace.flush_if_large()
             if core.wall_time_exceeded():
                 core.abort(core.wall_timeout_error())
-        # Task steps go on the trace in its compact form: the tick, then each label.
-        append = core.trace.append_raw
-        append(core.clock.ticks)
+        # Task steps go on the trace in its compact form: the tick (when it
+        # moved: only this method writes ticks on trio), then each label.
+        append = self._append
+        ticks = core.clock.ticks
+        if ticks != self._last_tick:
+            append(ticks)
+            self._last_tick = ticks
         # Trio runs the batch by popping from the end.
-        if core.policy.fifo or len(batch) < 2:
+        if len(batch) == 1:
+            task = batch[0]
+            append(self._labels.get(task) or self.label(task))
+            return
+        if self._fifo:
             known = self._labels
             for task in batch:  # the order they will run in
                 append(known.get(task) or self.label(task))

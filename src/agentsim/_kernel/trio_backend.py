@@ -293,9 +293,10 @@ class _PolicyShuffler(random.Random):
             append(ticks)
             self._last_tick = ticks
         # Trio runs the batch by popping from the end.
-        if len(batch) == 1:
-            task = batch[0]
-            append(self._labels.get(task) or self.label(task))
+        if len(batch) < 2:
+            if batch:
+                task = batch[0]
+                append(self._labels.get(task) or self.label(task))
             return
         if self._fifo:
             known = self._labels

@@ -34,7 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 
 from sortedcontainers import SortedList
 
@@ -71,10 +72,10 @@ class WindowedTimer:
     policy_state: Any = field(default=None)
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+class Option(NamedTuple):
     """One way time can move next: fire ``timer`` (None: the point timers due at
-    ``at``) at instant ``at``."""
+    ``at``) at instant ``at``. (A named tuple: one is built per candidate
+    every time time moves past a windowed timer.)"""
 
     at: int
     sequence: int
@@ -174,9 +175,9 @@ class WindowedTimers:
             return None
         if point_at == bound:
             options.append(Option(bound, point_sequence, None, point_label, bound))
-        options.sort(key=_nominal_order)
+        options.sort(key=_NOMINAL_ORDER)
         return OptionLabels(options, bound)
 
 
-def _nominal_order(option: Option) -> tuple[int, int]:
-    return option.nominal, option.sequence
+#: Nominal order: by nominal instant, then by scheduling order.
+_NOMINAL_ORDER: Final = itemgetter(4, 1)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from .core import current_core
+
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and not (isinstance(value, float) and math.isnan(value))
@@ -65,13 +67,13 @@ class OneSimulation:
 
     def check(self) -> None:
         """Bind on first use; raise :class:`~agentsim.SimulationConfigError` in another simulation."""
-        from .core import current_core
-        from .errors import SimulationConfigError
-
         core = current_core()
-        if self._core is not None and core is not self._core:
-            raise SimulationConfigError(self._owner, "used in a second simulation", self._advice)
-        self._core = core
+        if core is not self._core:
+            if self._core is not None:
+                from .errors import SimulationConfigError
+
+                raise SimulationConfigError(self._owner, "used in a second simulation", self._advice)
+            self._core = core
 
 
 def limit(parameter: str, value: object, *, expected: str | None = None) -> float | None:

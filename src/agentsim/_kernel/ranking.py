@@ -49,12 +49,22 @@ class ThreadSlots:
         free = self._free.get(label)
         if free:
             slot = heapq.heappop(free)
+            if not free:
+                del self._free[label]
         else:
             slot = self._next.get(label, 0) + 1
             self._next[label] = slot
         return (label if slot == 1 else f"{label}'{slot}"), slot
 
     def release(self, label: str, slot: int) -> None:
+        # The usual case, without a list per label: the highest slot is
+        # released and none below it is free (every task's one pending timer).
+        if slot == self._next[label] and label not in self._free:
+            if slot == 1:
+                del self._next[label]
+            else:
+                self._next[label] = slot - 1
+            return
         heapq.heappush(self._free.setdefault(label, []), slot)
 
 

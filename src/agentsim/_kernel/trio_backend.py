@@ -14,8 +14,9 @@ Trio already has the two hooks a simulation needs:
 
 Trio's deadlines are floats. Deadlines computed from different instants can
 differ by an ulp while meaning the same tick; on a jump the clock therefore
-reports, once, the largest deadline of the target tick, so that trio expires
-the whole tick in one batch (a real tie), and exact tick time afterwards.
+reports, once, the largest float that still rounds to the target tick, so
+that trio expires the whole tick in one batch (a real tie), and exact tick
+time afterwards.
 
 Windowed sleeps (``windows.py``) park the task with
 ``wait_task_rescheduled`` and are woken by the autojump, which orders them
@@ -26,8 +27,8 @@ trio's public ``Instrument`` hooks; explicit cancellations through the public
 Private names of trio used, each checked at start (or guarded) with a clear
 error if a release renames it: ``_core._run._r`` and
 ``_ALLOW_DETERMINISTIC_SCHEDULING`` (batch order), ``GLOBAL_RUN_CONTEXT``
-(the runner), the runner's ``deadlines`` (``next_deadline``, ``expire``,
-``_heap``), ``main_task`` and ``system_nursery`` (task snapshots and
+(the runner), the runner's ``deadlines`` (``next_deadline``, ``expire``),
+``main_task`` and ``system_nursery`` (task snapshots and
 leftovers), ``MockClock._autojump`` (rebound), ``Task._counter`` (creation
 order) and ``Task._abort_func`` (which tasks are blocked, to unwind them
 after an abort).
@@ -38,6 +39,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import math
 import random
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from math import inf
@@ -159,7 +161,7 @@ class TrioVirtualClock:
         fired = [option] if chosen else itertools.takewhile(lambda other: other.nominal == option.nominal, options.in_order)
         for each in fired:
             if each.timer is None:
-                runner.deadlines.expire(max(each.at / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, each.at)))
+                runner.deadlines.expire(_end_of_tick(each.at))
             else:
                 self._windows.remove(each.timer)
                 trio.lowlevel.reschedule(each.timer.payload)
@@ -182,23 +184,14 @@ class TrioVirtualClock:
             return
         if ticks > clock.ticks:
             clock.ticks = ticks
-        self._expiry = max(ticks / TICKS_PER_SECOND, _latest_deadline_in_tick(runner.deadlines._heap, ticks))
+        self._expiry = _end_of_tick(ticks)
         # (No "jump" event: the batch that runs next records its tick.)
 
 
-def _latest_deadline_in_tick(heap: list[tuple[float, int, Any]], ticks: int) -> float:
-    """Largest heap deadline that rounds to ``ticks`` or earlier (prunes the heap walk)."""
-    bound = (ticks + 0.5) / TICKS_PER_SECOND
-    if len(heap) <= 8:  # a few sleepers (the usual case): a scan beats the walk
-        return max([entry[0] for entry in heap if entry[0] < bound], default=-inf)
-    latest = -inf
-    stack = [0]
-    while stack:
-        index = stack.pop()
-        if index < len(heap) and heap[index][0] < bound:
-            latest = max(latest, heap[index][0])
-            stack += (2 * index + 1, 2 * index + 2)
-    return latest
+def _end_of_tick(ticks: int) -> float:
+    """The largest float time that still rounds to ``ticks``: every deadline
+    of that tick lies at or before it, whatever ulp its arithmetic left."""
+    return math.nextafter((ticks + 0.5) / TICKS_PER_SECOND, -inf)
 
 
 #: Batches at least this large keep their remaining tasks in a SortedList

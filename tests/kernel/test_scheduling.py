@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 import agentsim
-from agentsim import SchedulingPolicy
+from agentsim import RandomPolicy, SchedulingPolicy
 
 SEEDS = range(40)
 
@@ -142,6 +142,28 @@ def test_a_custom_policy_is_asked_with_task_labels(backend: str) -> None:
     kinds = {kind for kind, _ in policy.asked}
     assert kinds == ({"timer"} if backend == "asyncio" else {"batch"})
     assert len(result.trace.choices) == len(policy.asked)
+
+
+class LastOfRandom(RandomPolicy):
+    """A subclass of a built-in policy that changes how it chooses: the
+    backends' shortcuts for built-in policies must not bypass it."""
+
+    name = "last-of-random"
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.asked = 0
+
+    def choose(self, kind: str, labels: Sequence[str]) -> int:  # type: ignore[override]
+        self.asked += 1
+        return len(labels) - 1
+
+
+def test_a_subclass_of_a_built_in_policy_is_asked_itself(backend: str) -> None:
+    policy = LastOfRandom()
+    result = agentsim.simulate(two_tasks_wake_at_the_same_instant, strategy=policy, backend=backend)
+    assert result.value == ["b", "a"]
+    assert policy.asked and len(result.trace.choices) == policy.asked
 
 
 @pytest.mark.parametrize("strategy", ["fifo", "random"])

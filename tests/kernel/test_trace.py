@@ -104,3 +104,57 @@ def test_a_long_random_run_keeps_choices_in_bounded_memory() -> None:
     assert result.trace.deviations  # and every deviation, for replay
     replayed = agentsim.simulate(main, strategy=agentsim.ReplayPolicy(result.trace.deviations))
     assert replayed.trace.order_digest() == result.trace.order_digest()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    choices=st.lists(st.tuples(st.sampled_from(["timer", "batch", "window", "eager"]), st.integers(2, 9), st.integers(0, 8), st.integers(0, 1)), max_size=300),
+    settle_every=st.integers(1, 50),
+)
+def test_deviations_found_when_settling_are_the_choices_that_left_fifo(choices: list[tuple[str, int, int, int]], settle_every: int) -> None:
+    log, whole = ChoiceLog(keep_last=100), ChoiceLog(keep_last=100)
+    for number, (kind, options, chosen, fifo) in enumerate(choices):
+        chosen %= options
+        log.append(kind, options, chosen, fifo)
+        whole.append(kind, options, chosen, fifo)
+        if number % settle_every == 0:
+            log.settle()  # however the choices are chunked, the log is the same
+    expected = {n: c % o for n, (_, o, c, f) in enumerate(choices) if c % o != f}
+    assert log.deviations == whole.deviations == expected
+    assert log.stock_options() == {n: choices[n][3] for n in expected}
+    assert len(log) == len(choices) and log.digest() == whole.digest()
+    assert [choice.chosen for choice in log] == [c % o for _, o, c, _ in choices][-100:]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_each_deviation_is_one_choice_event_in_words(backend: str, seed: int) -> None:
+    import anyio
+
+    async def workers() -> None:
+        async def worker(number: int) -> None:
+            for _ in range(20):
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as group:
+            for number in range(4):
+                group.start_soon(worker, number)
+
+    result = agentsim.simulate(workers, seed=seed, strategy="random", backend=backend)
+    assert result.ok, result.exception
+    events = [event for event in result.trace.events if event.kind == "choice"]
+    deviations = result.trace.choices.deviations
+    assert deviations and len(events) == len(deviations)
+    import re
+
+    labels = {event.task for event in result.trace.events if event.kind == "spawn"} | {"<ready>", "main"}
+    for event, (number, chosen) in zip(events, sorted(deviations.items())):
+        match = re.fullmatch(r"(timer|batch) (\d+)/(\d+) \(fifo (\d+): (.+)\)", event.detail)
+        assert match is not None, event.detail
+        assert int(match[2]) == chosen and int(match[4]) == result.trace.choices.stock_options()[number]
+        # (trio's own system tasks, "<...>", take part in batches unannounced.)
+        assert all(label in labels or label.startswith("<") for label in (event.task, match[5]))

@@ -33,6 +33,7 @@ from asyncio import events
 from collections.abc import Callable, Sequence
 from bisect import bisect_left, insort
 from heapq import heapify, heappop, heappush
+from operator import itemgetter
 from typing import Any, Final
 
 from .clock import TICKS_PER_SECOND
@@ -66,6 +67,8 @@ def _current_task_lookup() -> Callable[[Any], Any]:
 
 _current_task: Final = _current_task_lookup()
 _INFINITY: Final = float("inf")
+#: A timer entry's scheduling order.
+_SEQUENCE: Final = itemgetter(1)
 
 #: asyncio's eager task factory (Python 3.12+), None before.
 _EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
@@ -412,7 +415,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
         handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
-        creator = "" if self._fifo else _label(_current_task(self))
+        if self._fifo:
+            creator = ""
+        else:
+            task = _current_task(self)
+            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
         handle._window = self._windows.add(low, middle, high, next(self._timer_sequence), handle, creator)
         return handle
 
@@ -502,9 +509,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return False
         chosen = 0
         if len(options) > 1 and not self._fifo:
-            chosen = self._core.choose("window", options)
-        option = options.option(chosen)
-        if clock.exceeds_limit(option.at):
+            trusted = self._trusted_choice
+            if trusted is None:
+                chosen = self._core.choose("window", options)
+            else:  # a built-in policy: no checks (see _run_instant_with_policy)
+                chosen = trusted("window", options)
+                self._core.trace.record_choice(clock.ticks, "window", options, chosen)
+        option = options.in_order[chosen]
+        if (limit := clock.limit_ticks) is not None and option.at > limit:
             self._core.abort(self._limit_error(option.at))
             if not self._ready:
                 self.on_idle()
@@ -516,7 +528,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         else:
             # Nominal timing: every timer nominally due now fires in this
             # batch, in scheduling order, as plain timers of one instant do.
-            fired = list(itertools.takewhile(lambda other: other.nominal == option.nominal, options.in_order))
+            nominal = option.nominal
+            fired = list(itertools.takewhile(lambda other: other.nominal == nominal, options.in_order))
         entries: list[TimerEntry] = []
         for each in fired:
             timer = each.timer
@@ -532,7 +545,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         self._cancelled_timers -= 1
                     else:
                         entries.append(entry)
-        entries.sort(key=lambda entry: entry[1])
+        entries.sort(key=_SEQUENCE)
         if self._fifo:
             self._ready.extend(entry[2] for entry in entries)
         else:

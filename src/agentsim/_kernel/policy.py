@@ -146,10 +146,10 @@ class RandomPolicy(SchedulingPolicy):
         return RandomPolicy(seed)
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
-        if kind != "window" or not hasattr(labels, "option"):
+        if kind != "window" or not hasattr(labels, "in_order"):
             return int(self.uniforms() * len(labels))
         eligible = eligible_window_options(labels, self._target)
-        return eligible[self._rng.randrange(len(eligible))]
+        return eligible[int(self.uniforms() * len(eligible))]
 
     def _target(self, earliest: int, latest: int) -> int | None:
         return None if self._rng.random() < 0.5 else self._rng.randint(earliest, latest)
@@ -201,11 +201,10 @@ def eligible_window_options(labels: Sequence[str], target: Callable[[int, int], 
     instant: how lateness past frequent timers is reached). Options not yet
     at their sampled instant are left out; the rest are eligible.
     """
-    option = labels.option  # type: ignore[attr-defined]
     deadline = labels.deadline  # type: ignore[attr-defined]
     eligible = []
-    for index in range(len(labels)):
-        timer = option(index).timer
+    for index, option in enumerate(labels.in_order):  # type: ignore[attr-defined]
+        timer = option.timer
         if timer is not None:
             if timer.policy_state is None:
                 sampled = target(timer.earliest, timer.latest)

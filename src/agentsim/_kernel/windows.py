@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Final, NamedTuple
 
 from sortedcontainers import SortedList
@@ -70,6 +70,13 @@ class WindowedTimer:
     #: Free for the scheduling policy: what it decided about this timer the
     #: first time it was a candidate (the random policy keeps its draw here).
     policy_state: Any = field(default=None)
+    #: Its sort keys in the two orders (computed once: read by a C getter).
+    by_earliest: tuple[int, int] = field(init=False)
+    by_latest: tuple[int, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_earliest = (self.earliest, self.sequence)
+        self.by_latest = (self.latest, self.sequence)
 
 
 class Option(NamedTuple):
@@ -126,8 +133,8 @@ class WindowedTimers:
     __slots__ = ("_by_earliest", "_by_latest", "count")
 
     def __init__(self) -> None:
-        self._by_earliest: SortedList = SortedList(key=lambda timer: (timer.earliest, timer.sequence))
-        self._by_latest: SortedList = SortedList(key=lambda timer: (timer.latest, timer.sequence))
+        self._by_earliest: SortedList = SortedList(key=attrgetter("by_earliest"))
+        self._by_latest: SortedList = SortedList(key=attrgetter("by_latest"))
         #: How many are pending: a plain attribute, which the backends read
         #: every time the clock may move (``len()`` is two Python calls).
         self.count = 0

@@ -39,8 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-import anyio
 
+from ._kernel import direct_time
 from ._kernel.core import current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
 from ._kernel.validation import non_negative, positive
@@ -220,10 +220,11 @@ class DelaySource:
         self.delay = as_delay(spec, name=name)
         self.name = name
         self._stream = stream
+        self._purpose = f"timing:{stream}"
 
     def seconds(self, index: int) -> float:
         """The duration of event ``index``, drawn (distributions) or given."""
-        value = self.delay.seconds(index, seeded_random(f"timing:{self._stream}"))
+        value = self.delay.seconds(index, seeded_random(self._purpose))
         nominal = self.delay.nominal
         if nominal is None:
             return value
@@ -251,7 +252,7 @@ class DelaySource:
         window = self.delay.window(index)
         core = current_core()
         if window is None or core is None or not core.policy.windows:
-            await anyio.sleep(self.seconds(index))
+            await direct_time.sleep(self.seconds(index))
             return
         core.windowed_timers += 1
         await core.sleep_window(*window)
@@ -262,11 +263,11 @@ class DelaySource:
         duration of event ``index``: a deadline counted from an earlier event
         (a transcript due 0.2-0.4 s after speech ended). Returns at once when
         that is already past; a window is what is left of it."""
-        now = anyio.current_time()
+        now = direct_time.current_time()
         window = self.delay.window(index)
         core = current_core()
         if window is None or core is None or not core.policy.windows:
-            await anyio.sleep(max(0.0, instant + self.seconds(index) - now))
+            await direct_time.sleep(max(0.0, instant + self.seconds(index) - now))
             return
         elapsed = now - instant
         low, nominal, high = (max(0.0, bound - elapsed) for bound in window)
@@ -274,7 +275,7 @@ class DelaySource:
             core.windowed_timers += 1
             await core.sleep_window(low, nominal, high)
         else:
-            await anyio.sleep(high)
+            await direct_time.sleep(high)
 
     def call_later(self, index: int, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
         """``loop.call_later`` with the duration of event ``index`` (asyncio

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import numpy.typing as npt
+from .._kernel import direct_time
 from ..contrib.openai_agents.sdk import (
     RealtimeModelAudioDoneEvent,
     RealtimeModelAudioEvent,
@@ -73,7 +74,7 @@ class ScheduledEmit:
     async def _run(self) -> None:
         try:
             with self._cancel_scope:
-                await anyio.sleep_until(self.when)
+                await direct_time.sleep_until(self.when)
                 if self._transport.generation != self._generation:
                     record_event("drop", f"{len(self.events)} event(s) at {self.when}: their connection was superseded")
                 elif self._transport.connected:

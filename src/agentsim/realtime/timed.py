@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 
+from .._kernel import direct_time
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative, whole
@@ -154,7 +154,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
             self._drop = asyncio.get_running_loop().create_task(self._drop_at(when, clean), name="timed-realtime-drop")
 
     async def _drop_at(self, when: float, clean: bool) -> None:
-        await anyio.sleep_until(when)
+        await direct_time.sleep_until(when)
         self.dropped = True
         self._drop_plan = None  # once: a reconnect is not dropped again
         record_event("disconnect", "clean" if clean else "unclean")
@@ -174,7 +174,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         # Replies to one send share one latency, drawn when the send is made
         # (computed, not a windowed timer: a seeded draw, nominal under fifo).
         outer = self._batch_due
-        self._batch_due = anyio.current_time() + self._latency.seconds(self._sends)
+        self._batch_due = direct_time.current_time() + self._latency.seconds(self._sends)
         self._sends += 1
         try:
             yield
@@ -184,7 +184,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
     def _receive(self, event: RealtimeModelEvent) -> None:
         due = self._batch_due
         if due is None:  # pushed by the test (model.emit): its own latency
-            due = anyio.current_time() + self._latency.seconds(self._sends + self._pushes)
+            due = direct_time.current_time() + self._latency.seconds(self._sends + self._pushes)
             self._pushes += 1
         # What follows a chunk of audio waits until the chunk is sent: the
         # server generates in order (a turn ends after its last chunk).
@@ -210,7 +210,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         if len(kept) != len(self._queue):
             record_event("drop", f"{len(self._queue) - len(kept)} queued audio event(s): interrupted")
             self._queue = deque(kept)
-            self._audio_free_at = anyio.current_time()
+            self._audio_free_at = direct_time.current_time()
 
     async def _deliver_forever(self) -> None:
         while True:
@@ -218,7 +218,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
                 self._wake.clear()
                 await self._wake.wait()
             head = self._queue[0]
-            await anyio.sleep_until(head[0])
+            await direct_time.sleep_until(head[0])
             # Delivered unless an interrupt dropped it meanwhile (compared by
             # identity: the clock's ticks may round the due time down).
             if self._queue and self._queue[0] is head:

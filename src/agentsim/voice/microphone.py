@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import anyio
 import numpy as np
 import numpy.typing as npt
+from .._kernel import direct_time
 from ..contrib.openai_agents.sdk import StreamedAudioInput
 
 from .._kernel.core import record_event
@@ -56,7 +57,7 @@ class Milestone:
 
     def reach(self) -> None:
         if self.at is None:
-            self.at = anyio.current_time()
+            self.at = direct_time.current_time()
             self._event.set()
 
     def is_set(self) -> bool:
@@ -136,24 +137,24 @@ class SimulatedMicrophone:
         samples_per_frame = max(1, round(self.sample_rate * self.frame_ms / 1000))
         frame_seconds = samples_per_frame / self.sample_rate
         speech_index = 0
-        origin = anyio.current_time()
+        origin = direct_time.current_time()
         frames = 0  # frames are counted, not times summed: no float drift over an hour
         try:
             for segment in self.segments:
-                start = anyio.current_time()
+                start = direct_time.current_time()
                 audio = segment.samples if segment.samples is not None else (
                     pcm.tone(segment.seconds, sample_rate=self.sample_rate)
                     if segment.speech
                     else np.zeros(round(segment.seconds * self.sample_rate), dtype=np.int16)
                 )
                 for offset in range(0, len(audio), samples_per_frame):
-                    await anyio.sleep_until(origin + frames * frame_seconds)
+                    await direct_time.sleep_until(origin + frames * frame_seconds)
                     await self.input.add_audio(audio[offset : offset + samples_per_frame])
                     self.frames_sent += 1
                     frames += 1
-                await anyio.sleep_until(origin + frames * frame_seconds)  # spoken once its last frame is
+                await direct_time.sleep_until(origin + frames * frame_seconds)  # spoken once its last frame is
                 if segment.speech:
-                    self.spoken.append(SpokenSegment(speech_index, start, anyio.current_time(), segment.text))
+                    self.spoken.append(SpokenSegment(speech_index, start, direct_time.current_time(), segment.text))
                     record_event("mic", f"speech {speech_index} ended: {segment.text or ''}")
                     self._speech_ended[speech_index].reach()
                     speech_index += 1

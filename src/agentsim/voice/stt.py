@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from .._kernel import direct_time
 from ..contrib.openai_agents.sdk import STTModel
 from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
@@ -58,13 +59,13 @@ class TimedSTTModel(Wrapping, STTModel):
 
     async def transcribe(self, input: Any, *args: Any, **kwargs: Any) -> str:
         seconds = _audio_seconds(input)
-        call = TimedSTTCall(len(self.timed_calls), seconds, anyio.current_time())
+        call = TimedSTTCall(len(self.timed_calls), seconds, direct_time.current_time())
         self.timed_calls.append(call)
         record_event("stt", f"{self.name} transcribe {call.index}: {seconds:.3f}s of audio")
         try:
             await self._latency.sleep(call.index)
             if self._per_audio_second:
-                await anyio.sleep(seconds * self._per_audio_second)
+                await direct_time.sleep(seconds * self._per_audio_second)
             text = await self.model.transcribe(input, *args, **kwargs)
         except anyio.get_cancelled_exc_class():
             call.outcome = "cancelled"
@@ -73,7 +74,7 @@ class TimedSTTModel(Wrapping, STTModel):
             call.outcome = "failed"
             raise
         finally:
-            call.finished_at = anyio.current_time()
+            call.finished_at = direct_time.current_time()
         call.outcome = "completed"
         return str(text)
 

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-import anyio
+from .._kernel import direct_time
 from ..contrib.openai_agents.sdk import StreamedAudioInput, voice_testing
 
 from .._kernel.core import record_event
@@ -89,7 +89,7 @@ class TimedTranscriptionSession(voice_testing().ScriptedTranscriptionSession):  
                 turn = self._timed[0]
                 if turn.after is None:
                     assert turn.at is not None
-                    await anyio.sleep_until(turn.at)
+                    await direct_time.sleep_until(turn.at)
                 else:
                     await self._delays[0].sleep_from(await turn.after.wait(), len(self.released_at))
                 if self.closed:
@@ -97,7 +97,7 @@ class TimedTranscriptionSession(voice_testing().ScriptedTranscriptionSession):  
                 self._timed.pop(0)
                 self._delays.pop(0)
                 self._turns.pop(0)
-                self.released_at.append(anyio.current_time())
+                self.released_at.append(direct_time.current_time())
                 record_event("stt", f"turn released: {turn.text}")
                 yield turn.text
             if self._ends is not None and not self.closed:

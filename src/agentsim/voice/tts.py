@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import anyio
+from .._kernel import direct_time
 from ..contrib.openai_agents.sdk import TTSModel, TTSModelSettings
 
 from ..contrib.openai_agents._wrapping import Wrapping
@@ -56,7 +57,7 @@ class TimedTTSModel(Wrapping, TTSModel):
         self._failures.append((error, whole("after_chunks", after_chunks, expected="a number of chunks >= 0")))
 
     async def run(self, text: str, settings: TTSModelSettings) -> AsyncIterator[bytes]:
-        call = TimedTTSCall(len(self.timed_calls), text, anyio.current_time(), [])
+        call = TimedTTSCall(len(self.timed_calls), text, direct_time.current_time(), [])
         self.timed_calls.append(call)
         failure = self._failures.pop(0) if self._failures else None
         record_event("tts", f"{self.name} call {call.index}: {text[:40]}")
@@ -70,7 +71,7 @@ class TimedTTSModel(Wrapping, TTSModel):
                     await self._first_chunk.sleep(call.index)
                 else:
                     await self._chunk_interval.sleep(sent - 1)
-                call.chunk_times.append(anyio.current_time())
+                call.chunk_times.append(direct_time.current_time())
                 yield chunk
                 sent += 1
             if failure is not None:

@@ -109,11 +109,11 @@ async def realtime_simulated(minutes: int) -> dict[str, Any]:
         await ctx.expect_call("close")
 
     async def exercise() -> None:
-        nonlocal session_events
+        # The application: the same code as the timed floor's.
+        loop = asyncio.get_running_loop()
         async with await runner.run() as session:
 
             async def microphone() -> None:
-                loop = asyncio.get_running_loop()
                 for frame in range(minutes * FRAMES_PER_MINUTE):
                     await asyncio.sleep(frame * 0.02 - loop.time())
                     await session.send_audio(CHUNK)
@@ -126,16 +126,15 @@ async def realtime_simulated(minutes: int) -> dict[str, Any]:
                     session_events += 1
                     if event.type == "audio":
                         response = event.audio.response_id
-                        started = answer_started.setdefault(response, anyio.current_time())
+                        started = answer_started.setdefault(response, loop.time())
                         minute = int(response[1:])
-                        if minute % 5 == 4 and response not in interrupted and anyio.current_time() - started >= INTERRUPT_AFTER:
+                        if minute % 5 == 4 and response not in interrupted and loop.time() - started >= INTERRUPT_AFTER:
                             interrupted.add(response)
                             await session.interrupt()
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(listen)
-                await microphone()
-                group.cancel_scope.cancel()
+            listener = asyncio.create_task(listen())
+            await microphone()
+            listener.cancel()
 
     await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=minutes * 60 + 60)
     transport.assert_complete()

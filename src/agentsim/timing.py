@@ -358,14 +358,16 @@ class Pacer:
         )
         self._start: float | None = None
         self._reached = 0
+        #: The spacing when it is fixed (an exact grid), else None.
+        self._fixed = self._spacing.delay.value if isinstance(self._spacing.delay, Fixed) else None
 
     async def until(self, index: int) -> None:
         """Wait until chunk ``index`` (0-based, called in order) is due."""
         loop = asyncio.get_running_loop()
         if self._start is None:
             self._start = loop.time()
-        if isinstance(self._spacing.delay, Fixed):
-            await asyncio.sleep(self._start + index * self._spacing.delay.value - loop.time())
+        if self._fixed is not None:
+            await asyncio.sleep(self._start + index * self._fixed - loop.time())
             return
         while self._reached < index:
             await self._spacing.sleep(self._reached)

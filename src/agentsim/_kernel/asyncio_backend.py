@@ -8,7 +8,7 @@ from typing import Any
 
 import sniffio
 
-from .asyncio_loop import VirtualEventLoop, task_label
+from .asyncio_loop import VirtualEventLoop, current_task, task_label
 from .backend import Backend, Outcome
 from .core import SimulationCore
 from .errors import DeadlockError, TaskSnapshot
@@ -31,9 +31,9 @@ class AsyncioBackend(Backend):
 
             core.cancel_main = cancel_main
             core.sleep_window = _sleep_window
-            core.running_task = lambda: asyncio.current_task(loop)
+            core.running_task = lambda: current_task(loop)
             core.task_snapshots = lambda: tuple(snapshot_task(task) for task in loop.sim_tasks())
-            core.task_label = lambda: task_label(asyncio.current_task(loop))
+            core.task_label = lambda: task_label(current_task(loop))
             loop.on_idle = lambda: _on_idle(core, loop, main)
             try:
                 outcome.value = loop.run_until_complete(main)

@@ -315,6 +315,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: (random): drawn here without building the options' labels.
         self._uniforms = uniform_draws(core.policy)
         self._trusted_choice = trusted_choice(core.policy)
+        #: Appends a choice's four integers to the choice log (choices.py).
+        self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
         self._task_numbers = itertools.count(1)
@@ -593,7 +595,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         uniforms = self._uniforms
         trusted = self._trusted_choice
         ranked = self._ranked
-        record_choice = self._core.trace.choices.pending.extend
+        record_choice = self._record_choice
         append_event = self._append_event
         append_event(now)  # the tick of the task steps recorded below (compact form)
         # Callbacks of the current batch not yet run, kept in a local while

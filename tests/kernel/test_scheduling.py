@@ -183,3 +183,25 @@ def test_hundred_way_tie_runs_everyone_once_per_instant(strategy: str, backend: 
         return wakes
 
     assert agentsim.run(main, strategy=strategy, seed=3, backend=backend) == [10] * 100
+
+
+def test_a_random_policy_template_pickles_and_copies_to_the_same_schedule() -> None:
+    import copy
+    import pickle
+
+    from agentsim._kernel.policy import RandomPolicy as Random
+
+    async def program() -> list[str]:
+        order: list[str] = []
+
+        async def worker(name: str) -> None:
+            for _ in range(5):
+                await asyncio.sleep(0.01)
+                order.append(name)
+
+        await asyncio.gather(*(worker(name) for name in "abcd"))
+        return order
+
+    runs = [agentsim.simulate(program, strategy=policy) for policy in (Random(7), pickle.loads(pickle.dumps(Random(7))), copy.deepcopy(Random(7)))]
+    assert len({(tuple(run.value or ()), run.trace.digest()) for run in runs}) == 1
+    assert runs[0].trace.choices.deviations  # the schedule is not FIFO's

@@ -138,12 +138,25 @@ class RandomPolicy(SchedulingPolicy):
         # A string seed goes through SHA-512, so the stream is the same in every
         # process whatever PYTHONHASHSEED is.
         self._rng = random.Random(f"agentsim:schedule:{seed}")
+        self._uniform_seed = self._rng.getrandbits(128)
         #: Uniform floats in [0, 1) for the uniform picks: a ``__next__`` the
         #: backends call directly (one C call per choice, no label list).
-        self.uniforms: Callable[[], float] = uniform_stream(self._rng.getrandbits(128)).__next__
+        self.uniforms: Callable[[], float] = uniform_stream(self._uniform_seed).__next__
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         return RandomPolicy(seed)
+
+    # A policy template travels to sweep workers by pickle. The stream is a
+    # generator, which does not pickle: a copy starts it afresh from its seed
+    # (exact for a policy not used yet, which is what templates are).
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        del state["uniforms"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.uniforms = uniform_stream(self._uniform_seed).__next__
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         if kind != "window" or not hasattr(labels, "in_order"):

@@ -55,6 +55,7 @@ _MIN_CANCELLED_FOR_COMPACTION: Final = 100
 
 TimerEntry = tuple[int, int, events.TimerHandle, str]
 
+
 def _current_task_lookup() -> Callable[[Any], Any]:
     # Python 3.11's asyncio.current_task is Python code around a lookup in
     # the dict the C tasks keep up to date; read that dict directly then.

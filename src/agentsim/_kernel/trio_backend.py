@@ -39,10 +39,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-import math
 import random
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from math import inf
+from math import inf, nextafter
 from typing import Any, Final
 
 import outcome
@@ -191,7 +190,7 @@ class TrioVirtualClock:
 def _end_of_tick(ticks: int) -> float:
     """The largest float time that still rounds to ``ticks``: every deadline
     of that tick lies at or before it, whatever ulp its arithmetic left."""
-    return math.nextafter((ticks + 0.5) / TICKS_PER_SECOND, -inf)
+    return nextafter((ticks + 0.5) / TICKS_PER_SECOND, -inf)
 
 
 #: Batches at least this large keep their remaining tasks in a SortedList

@@ -110,3 +110,17 @@ def test_pct_replays_and_orders_wide_instants_on_both_backends() -> None:
             assert result.ok and result.choice_points > 2_000
             replayed = agentsim.simulate(main, backend=backend, strategy=agentsim.ReplayPolicy(result.trace.deviations))  # type: ignore[arg-type]
             assert replayed.trace.order_digest() == result.trace.order_digest()
+
+
+def test_options_taken_without_a_choice_do_not_pile_up() -> None:
+    # A PCT run fires most timers with no choice to make (one due at a time):
+    # those options must not stay in the rank heap for the rest of the run.
+    ranked = RankHeap()
+    priority = {f"t{n}": float(n % 7) for n in range(10)}.__getitem__
+    for sequence in range(20_000):
+        ranked.add((0, sequence), f"t{sequence % 10}")
+        if sequence % 100 == 0:
+            assert ranked.top(priority) is not None  # a choice now and then
+        ranked.remove((0, sequence))
+    assert ranked.top(priority) is None
+    assert len(ranked._heap) <= 64 and not ranked._unranked and not ranked._threads

@@ -79,7 +79,9 @@ class RankHeap:
 
     def __init__(self) -> None:
         self._slots = ThreadSlots()
-        self._unranked: list[tuple[Any, str]] = []
+        #: Pending options not ranked yet (no choice since they were added),
+        #: by sort key: an option taken meanwhile is simply deleted.
+        self._unranked: dict[Any, str] = {}
         self._heap: list[tuple[float, Any, str]] = []
         #: Each pending option's thread, label and slot, by its sort key.
         self._threads: dict[Any, tuple[str, str, int]] = {}
@@ -87,13 +89,14 @@ class RankHeap:
     def add(self, key: Any, label: str) -> None:
         thread, slot = self._slots.take(label)
         self._threads[key] = (thread, label, slot)
-        self._unranked.append((key, thread))
+        self._unranked[key] = thread
 
     def remove(self, key: Any) -> None:
         """The option is taken (or gone): its thread slot is free again."""
         known = self._threads.pop(key, None)
         if known is not None:
             self._slots.release(known[1], known[2])
+            self._unranked.pop(key, None)
 
     def thread(self, key: Any) -> str:
         return self._threads[key][0]
@@ -102,10 +105,15 @@ class RankHeap:
         """The highest-ranked pending option's sort key and priority (None: none left)."""
         heap = self._heap
         if self._unranked:
-            for key, thread in self._unranked:
+            for key, thread in self._unranked.items():
                 heapq.heappush(heap, (-priority(thread), key, thread))
             self._unranked.clear()
         pending = self._threads
+        if len(heap) > 2 * len(pending) + 64:
+            # Options taken while ranked low never reach the top to be dropped:
+            # rebuild now and then, so the heap stays the size of what is pending.
+            heap[:] = [entry for entry in heap if entry[1] in pending]
+            heapq.heapify(heap)
         while heap and heap[0][1] not in pending:
             heapq.heappop(heap)
         if not heap:

@@ -86,6 +86,39 @@ def _tool_call(minute: int) -> Any:
     return RealtimeModelToolCallEvent(name="lookup_flights", call_id=f"call_{minute}", arguments='{"destination": "Oslo"}')
 
 
+async def realtime_application(session: Any, minutes: int) -> int:
+    """The application, the same in the simulation and the timed floor: a
+    microphone streaming 20 ms chunks, and a listener that counts the
+    session's events and interrupts every fifth answer 5 s in. Returns the
+    number of events it saw."""
+    loop = asyncio.get_running_loop()
+    session_events = 0
+
+    async def microphone() -> None:
+        for frame in range(minutes * FRAMES_PER_MINUTE):
+            await asyncio.sleep(frame * 0.02 - loop.time())
+            await session.send_audio(CHUNK)
+
+    async def listen() -> None:
+        nonlocal session_events
+        answer_started: dict[str, float] = {}
+        interrupted: set[str] = set()
+        async for event in session:
+            session_events += 1
+            if event.type == "audio":
+                response = event.audio.response_id
+                started = answer_started.setdefault(response, loop.time())
+                minute = int(response[1:])
+                if minute % 5 == 4 and response not in interrupted and loop.time() - started >= INTERRUPT_AFTER:
+                    interrupted.add(response)
+                    await session.interrupt()
+
+    listener = asyncio.create_task(listen())
+    await microphone()
+    listener.cancel()
+    return session_events
+
+
 async def realtime_simulated(minutes: int) -> dict[str, Any]:
     import anyio
     from agents.realtime import RealtimeRunner
@@ -109,32 +142,9 @@ async def realtime_simulated(minutes: int) -> dict[str, Any]:
         await ctx.expect_call("close")
 
     async def exercise() -> None:
-        # The application: the same code as the timed floor's.
-        loop = asyncio.get_running_loop()
+        nonlocal session_events
         async with await runner.run() as session:
-
-            async def microphone() -> None:
-                for frame in range(minutes * FRAMES_PER_MINUTE):
-                    await asyncio.sleep(frame * 0.02 - loop.time())
-                    await session.send_audio(CHUNK)
-
-            async def listen() -> None:
-                nonlocal session_events
-                answer_started: dict[str, float] = {}
-                interrupted: set[str] = set()
-                async for event in session:
-                    session_events += 1
-                    if event.type == "audio":
-                        response = event.audio.response_id
-                        started = answer_started.setdefault(response, loop.time())
-                        minute = int(response[1:])
-                        if minute % 5 == 4 and response not in interrupted and loop.time() - started >= INTERRUPT_AFTER:
-                            interrupted.add(response)
-                            await session.interrupt()
-
-            listener = asyncio.create_task(listen())
-            await microphone()
-            listener.cancel()
+            session_events = await realtime_application(session, minutes)
 
     await transport.run_scenario(scenario=scenario, exercise=exercise, timeout=minutes * 60 + 60)
     transport.assert_complete()
@@ -296,29 +306,9 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
             await model.emit(turn_ended(f"r{minute}"))
 
     async with await runner.run() as session:
-
-        async def microphone() -> None:
-            for frame in range(minutes * FRAMES_PER_MINUTE):
-                await asyncio.sleep(frame * 0.02 - loop.time())
-                await session.send_audio(CHUNK)
-
-        async def listen() -> None:
-            nonlocal session_events
-            answer_started: dict[str, float] = {}
-            interrupted: set[str] = set()
-            async for event in session:
-                session_events += 1
-                if event.type == "audio":
-                    response = event.audio.response_id
-                    started = answer_started.setdefault(response, loop.time())
-                    minute = int(response[1:])
-                    if minute % 5 == 4 and response not in interrupted and loop.time() - started >= INTERRUPT_AFTER:
-                        interrupted.add(response)
-                        await session.interrupt()
-
-        listener = asyncio.create_task(listen())
-        await asyncio.gather(server(), microphone())
-        listener.cancel()
+        serving = asyncio.create_task(server())
+        session_events = await realtime_application(session, minutes)
+        await serving
     return {"session_events": session_events, "sends": model.sends}
 
 

@@ -480,19 +480,25 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     self._cancelled_timers -= 1
                     continue
                 ready.append(handle)
-            for _ in range(len(ready)):
-                handle = ready.popleft()
-                if not handle._cancelled:
-                    # Task steps are the schedule: record which task ran, in order.
-                    # (Plain functions are timer callbacks: skip the failing lookup.)
-                    callback = handle._callback
-                    if callback.__class__ is not _FunctionType:
-                        owner = getattr(callback, "__self__", None)
-                        if owner.__class__ is _SimTask:
-                            append_event(owner._agentsim_label)
-                    handle._run()
+            self._run_ready(len(ready), append_event)
             if not ready or self._stopping:
                 return
+
+    def _run_ready(self, count: int, append_event: Callable[[Any], None]) -> None:
+        """Run the first ``count`` callbacks of the ready queue (a batch, or one
+        step of it), each task step on the trace."""
+        ready = self._ready
+        for _ in range(count):
+            handle = ready.popleft()
+            if not handle._cancelled:
+                # Task steps are the schedule: record which task ran, in order.
+                # (Plain functions are timer callbacks: skip the failing lookup.)
+                callback = handle._callback
+                if callback.__class__ is not _FunctionType:
+                    owner = getattr(callback, "__self__", None)
+                    if owner.__class__ is _SimTask:
+                        append_event(owner._agentsim_label)
+                handle._run()
 
     def _fire_windowed(self) -> bool:
         """Time must move and windowed timers are pending: pick what fires next.
@@ -665,27 +671,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             continue  # something to run: no need to look further
                     else:
                         batch_left -= 1
-                        handle = ready.popleft()
-                        if not handle._cancelled:
-                            # As on the FIFO path: task steps go on the trace, in order.
-                            callback = handle._callback
-                            if callback.__class__ is not _FunctionType:
-                                owner = getattr(callback, "__self__", None)
-                                if owner.__class__ is _SimTask:
-                                    append_event(owner._agentsim_label)
-                            handle._run()
+                        self._run_ready(1, append_event)
                 else:
                     # Nothing to decide until the batch ends (timers falling due
                     # meanwhile wait for the next one): run it as FIFO does.
-                    for _ in range(batch_left):
-                        handle = ready.popleft()
-                        if not handle._cancelled:
-                            callback = handle._callback
-                            if callback.__class__ is not _FunctionType:
-                                owner = getattr(callback, "__self__", None)
-                                if owner.__class__ is _SimTask:
-                                    append_event(owner._agentsim_label)
-                            handle._run()
+                    self._run_ready(batch_left, append_event)
                     batch_left = 0
                 if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
                     return

@@ -163,13 +163,10 @@ def run_realtime_simulated(minutes: int, strategy: str) -> dict[str, Any]:
     return {"wall": wall, "simulated": result.end_time, "events": result.value["session_events"] + result.value["sends"], **result.value}
 
 
-async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]:
-    """The SDK alone: a do-nothing RealtimeModel fed the same traffic, no time."""
-    from agents.realtime import RealtimeRunner
+def _floor_model_class() -> type:
+    """A do-nothing ``RealtimeModel`` the floors drive: it counts sends and
+    hands emitted events to the session's listeners."""
     from agents.realtime.model import RealtimeModel
-    from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
-
-    from agentsim.realtime import turn_ended, turn_started
 
     class FloorModel(RealtimeModel):
         def __init__(self) -> None:
@@ -196,7 +193,17 @@ async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]
             for listener in list(self.listeners):
                 await listener.on_event(event)
 
-    model = FloorModel()
+    return FloorModel
+
+
+async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]:
+    """The SDK alone: a do-nothing RealtimeModel fed the same traffic, no time."""
+    from agents.realtime import RealtimeRunner
+    from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
+
+    from agentsim.realtime import turn_ended, turn_started
+
+    model = _floor_model_class()()
     runner = RealtimeRunner(_realtime_agent(), model=model, config={"tracing_disabled": True})
     session_events = 0
     chunks_per_answer = int(ANSWER_SECONDS / 0.02)
@@ -242,42 +249,25 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
     on the tuned minimal virtual loop (``minimal_loop.py``). No agentsim: no
     trace, no scenario, no recorded sends, no ordering choices."""
     from agents.realtime import RealtimeRunner
-    from agents.realtime.model import RealtimeModel
     from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
 
     from agentsim.realtime import turn_ended, turn_started
 
-    class TimedFloorModel(RealtimeModel):
+    class TimedFloorModel(_floor_model_class()):  # type: ignore[misc]
+        """The floor model, also telling the paced server what the app sent."""
+
         def __init__(self) -> None:
-            self.listeners: list[Any] = []
-            self.sends = 0
+            super().__init__()
             self.tool_output = asyncio.Event()
             self.interrupted = False
 
-        async def connect(self, options: Any) -> None:
-            pass
-
-        def add_listener(self, listener: Any) -> None:
-            self.listeners.append(listener)
-
-        def remove_listener(self, listener: Any) -> None:
-            if listener in self.listeners:
-                self.listeners.remove(listener)
-
         async def send_event(self, event: Any) -> None:
-            self.sends += 1
+            await super().send_event(event)
             kind = type(event).__name__
             if kind == "RealtimeModelSendToolOutput":
                 self.tool_output.set()
             elif kind == "RealtimeModelSendInterrupt":
                 self.interrupted = True
-
-        async def close(self) -> None:
-            pass
-
-        async def emit(self, event: Any) -> None:
-            for listener in list(self.listeners):
-                await listener.on_event(event)
 
     model = TimedFloorModel()
     runner = RealtimeRunner(_realtime_agent(), model=model, config={"tracing_disabled": True})
@@ -351,20 +341,29 @@ def _voice_parts(turns: int, timed: bool) -> tuple[Any, Any, Any, Any]:
     return workflow, ScriptedSTTModel(sessions=[session]), tts, mic
 
 
+async def _voice_events(workflow: Any, stt: Any, tts: Any, audio_input: Any) -> int:
+    """Run the pipeline on ``audio_input`` and count the events it streams."""
+    from agents.voice import VoicePipeline
+
+    pipeline = VoicePipeline(workflow=workflow, stt_model=stt, tts_model=tts, config={"tracing_disabled": True, "tts_settings": {"buffer_size": 1}})
+    result = await pipeline.run(audio_input)
+    events = 0
+    async for _ in result.stream():
+        events += 1
+    return events
+
+
 async def voice_session(minutes: int, timed: bool) -> dict[str, Any]:
-    from agents.voice import StreamedAudioInput, VoicePipeline
+    from agents.voice import StreamedAudioInput
 
     turns = int(minutes * 60 / VOICE_TURN_SECONDS)
     workflow, stt, tts, mic = _voice_parts(turns, timed)
-    pipeline = VoicePipeline(workflow=workflow, stt_model=stt, tts_model=tts, config={"tracing_disabled": True, "tts_settings": {"buffer_size": 1}})
     audio_input = mic.input if mic is not None else StreamedAudioInput()
-    result = await pipeline.run(audio_input)
     events = 0
 
     async def consume() -> None:
         nonlocal events
-        async for _ in result.stream():
-            events += 1
+        events = await _voice_events(workflow, stt, tts, audio_input)
 
     if mic is not None:
         import anyio
@@ -392,7 +391,7 @@ async def voice_timed_floor(minutes: int) -> dict[str, Any]:
     transcription turn 0.3 s after its speech ends, each answer's first
     chunk 0.3 s after the text and the next ones 20 ms apart, all with plain
     sleeps around the SDK's own scripted doubles. No agentsim."""
-    from agents.voice import StreamedAudioInput, VoicePipeline
+    from agents.voice import StreamedAudioInput
     from agents.voice.testing import ScriptedSTTModel, ScriptedTranscriptionSession, ScriptedTTSModel, ScriptedVoiceWorkflow, TTSResult
 
     turns = int(minutes * 60 / VOICE_TURN_SECONDS)
@@ -416,15 +415,7 @@ async def voice_timed_floor(minutes: int) -> dict[str, Any]:
     workflow = ScriptedVoiceWorkflow(turns=[f"Answer number {i}." for i in range(turns)])
     tts = PacedTTS([TTSResult([CHUNK] * VOICE_ANSWER_CHUNKS) for _ in range(turns)])
     stt = ScriptedSTTModel(sessions=[PacedTranscription([f"question {i}" for i in range(turns)])])
-    pipeline = VoicePipeline(workflow=workflow, stt_model=stt, tts_model=tts, config={"tracing_disabled": True, "tts_settings": {"buffer_size": 1}})
     audio_input = StreamedAudioInput()
-    result = await pipeline.run(audio_input)
-    events = 0
-
-    async def consume() -> None:
-        nonlocal events
-        async for _ in result.stream():
-            events += 1
 
     async def microphone() -> None:
         frame_audio = np.zeros(480, dtype=np.int16)
@@ -433,7 +424,7 @@ async def voice_timed_floor(minutes: int) -> dict[str, Any]:
             await audio_input.add_audio(frame_audio)
             audio_input.queue.get_nowait()  # (as the floor: nobody reads raw frames)
 
-    await asyncio.gather(microphone(), consume())
+    _, events = await asyncio.gather(microphone(), _voice_events(workflow, stt, tts, audio_input))
     return {"session_events": events, "sends": minutes * FRAMES_PER_MINUTE}
 
 

@@ -39,7 +39,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, trusted_choice, uniform_draws
+from .policy import CONTINUE, uniform_draws
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -68,7 +68,6 @@ def _current_task_lookup() -> Callable[[Any], Any]:
 
 #: ``asyncio.current_task(loop)``, the fastest way this Python offers.
 current_task: Final = _current_task_lookup()
-_current_task = current_task
 _INFINITY: Final = float("inf")
 #: A timer entry's scheduling order.
 _SEQUENCE: Final = itemgetter(1)
@@ -243,7 +242,7 @@ class _SimTask(asyncio.Task[Any]):
         # Cancellations (timeouts included) go on the timeline, with who asked.
         if not self.done():
             loop = self.get_loop()
-            canceller = _current_task(loop)
+            canceller = current_task(loop)
             loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")
             if self._agentsim_cancelled_at is None and not loop.cleaning_up:
                 self._agentsim_cancelled_at = snapshot_task(self)
@@ -315,7 +314,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: The policy's uniform draws, when its timer choices are uniform picks
         #: (random): drawn here without building the options' labels.
         self._uniforms = uniform_draws(core.policy)
-        self._trusted_choice = trusted_choice(core.policy)
         #: Appends a choice's four integers to the choice log (choices.py).
         self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
@@ -360,11 +358,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        if self._fifo:
-            creator = ""
-        else:
-            task = _current_task(self)
-            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
+        creator = "" if self._fifo else _label(current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -395,7 +389,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             handle: events.TimerHandle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         else:
             handle = _LateTimerHandle(when, callback, args, self, context)
-        creator = "" if self._fifo else _label(_current_task(self))
+        creator = "" if self._fifo else _label(current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -420,11 +414,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
         handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
-        if self._fifo:
-            creator = ""
-        else:
-            task = _current_task(self)
-            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
+        # The creator labels policy choices; FIFO asks no policy, so skip it.
+        creator = "" if self._fifo else _label(current_task(self))
         handle._window = self._windows.add(low, middle, high, next(self._timer_sequence), handle, creator)
         return handle
 
@@ -520,12 +511,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             return False
         chosen = 0
         if len(options) > 1 and not self._fifo:
-            trusted = self._trusted_choice
-            if trusted is None:
-                chosen = self._core.choose("window", options)
-            else:  # a built-in policy: no checks (see _run_instant_with_policy)
-                chosen = trusted("window", options)
-                self._core.trace.record_choice(clock.ticks, "window", options, chosen)
+            chosen = self._core.choose("window", options)
         option = options.in_order[chosen]
         if (limit := clock.limit_ticks) is not None and option.at > limit:
             self._core.abort(self._limit_error(option.at))
@@ -600,7 +586,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         now = self._clock.ticks
         choose = self._core.choose
         uniforms = self._uniforms
-        trusted = self._trusted_choice
+        trusted = self._core.trusted_choice
         ranked = self._ranked
         record_choice = self._record_choice
         append_event = self._append_event
@@ -629,31 +615,28 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 if due:
                     if not batch_left and len(due) == 1:
                         chosen = 0  # nothing to decide: the only due timer fires
-                    elif trusted is not None:
-                        # A built-in policy (policy.py: trusted_choice): its
-                        # answer needs no checking, and is recorded compactly
-                        # here (choices.py, trace.py).
-                        fifo = 1 if batch_left else 0  # (fire the first due timer)
+                    else:
+                        fifo = 1 if batch_left else 0  # (FIFO fires the first due timer)
                         options = len(due) + fifo
                         if uniforms is not None:
                             chosen = int(uniforms() * options)
-                        elif (ranked_labels := self._ranked_labels) is not None:
-                            # One options object per loop, refreshed (ranking.py: a policy keeps no reference).
-                            ranked_labels._offset = fifo
-                            ranked_labels._length = options
-                            chosen = trusted("timer", ranked_labels)
                         else:
-                            chosen = trusted("timer", _TimerChoiceLabels(fifo == 1, due))
-                        record_choice((0, options, chosen, fifo))
-                        if chosen != fifo:
-                            label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
-                            append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
-                    elif self._ranked_labels is None:
-                        chosen = choose("timer", _TimerChoiceLabels(batch_left > 0, due), 1 if batch_left else 0)
-                    else:
-                        self._ranked_labels._offset = 1 if batch_left else 0
-                        self._ranked_labels._length = len(due) + self._ranked_labels._offset
-                        chosen = choose("timer", self._ranked_labels, self._ranked_labels._offset)
+                            labels: _TimerChoiceLabels | None = self._ranked_labels
+                            if labels is None:
+                                labels = _TimerChoiceLabels(fifo == 1, due)
+                            else:  # one options object per loop, refreshed (ranking.py: a policy keeps no reference)
+                                labels._offset, labels._length = fifo, options
+                            if trusted is None:
+                                chosen = choose("timer", labels, fifo)  # checked and recorded by the core
+                            else:
+                                chosen = trusted("timer", labels)
+                        if trusted is not None:
+                            # A built-in policy (policy.py: trusted_choice): its
+                            # answer recorded compactly here.
+                            record_choice((0, options, chosen, fifo))
+                            if chosen != fifo:
+                                label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
+                                append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
                     if not batch_left or chosen:
                         # Fire a due timer: it joins the ready queue, and the
                         # batch (as in asyncio); one cancelled meanwhile does
@@ -708,7 +691,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         whether each task starts eagerly is a choice (see below)."""
         self._check_closed()
         factory = self._task_factory
-        parent = _current_task(self)
+        parent = current_task(self)
         spawned_by = f"by {_label(parent)}" if parent else ""
         if factory is not None and factory is not _EAGER_TASK_FACTORY:
             task = factory(self, coro) if context is None else factory(self, coro, context=context)
@@ -781,7 +764,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         self._check_closed()
         future = self.create_future()
-        self._record(self._clock.ticks, "inline", _label(_current_task(self)), describe_callable(func))
+        self._record(self._clock.ticks, "inline", _label(current_task(self)), describe_callable(func))
         try:
             result = func(*args)
         except (SystemExit, KeyboardInterrupt):

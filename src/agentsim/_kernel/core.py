@@ -17,7 +17,7 @@ from typing import Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
-from .policy import ChoiceKind, SchedulingPolicy
+from .policy import ChoiceKind, SchedulingPolicy, trusted_choice
 from .trace import Trace
 
 #: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
@@ -43,6 +43,9 @@ class SimulationCore:
     ) -> None:
         self.seed = seed
         self.policy = policy
+        #: ``policy.choose`` when it is a built-in policy's own, whose answers
+        #: are always options (not checked), else None (see policy.py).
+        self.trusted_choice = trusted_choice(policy)
         self.clock = clock
         self.trace = trace
         self.backend = backend
@@ -113,10 +116,12 @@ class SimulationCore:
         the stock option). A policy's answer is checked: anything but an index
         of ``labels`` ends the simulation with a :class:`SimulationConfigError`
         naming the policy and the choice (the stock option is taken meanwhile,
-        so that clean-up can run)."""
+        so that clean-up can run); a built-in policy's is not."""
         chosen = self.policy.choose(kind, labels)
         options = len(labels)
-        if (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options:
+        if self.trusted_choice is None and (
+            (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options
+        ):
             chosen = self._rejected(kind, labels, chosen, fifo)
         self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo, options)
         return chosen

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .choices import KIND_CODES, ChoiceLog
+from .choices import ChoiceLog
 from .clock import TICKS_PER_SECOND
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
@@ -119,7 +119,7 @@ class Trace:
         the compact form of :func:`deviation_event`, put in words when read)."""
         if options is None:
             options = len(labels)
-        self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
+        self.choices.append(kind, options, chosen, fifo)
         if chosen == fifo:
             return
         window = getattr(labels, "window", None)

@@ -35,28 +35,28 @@ SEND_KINDS: Final[dict[str, type]] = {
 }
 LIFECYCLE_KINDS: Final = ("connect", "close")
 #: The call kind of each SDK send-event class.
-KIND_OF_CLASS: Final = {cls: kind for kind, cls in SEND_KINDS.items()}
+_KIND_OF_CLASS: Final = {cls: kind for kind, cls in SEND_KINDS.items()}
 _ACCEPTED: Final = (*LIFECYCLE_KINDS, *SEND_KINDS, *(cls.__name__ for cls in SEND_KINDS.values()))
 
 
 def normalize_kind(kind: object) -> str:
     """The short kind name for a kind given as name, send class or class name."""
-    if isinstance(kind, type) and kind in KIND_OF_CLASS:
-        return KIND_OF_CLASS[kind]
+    if isinstance(kind, type) and kind in _KIND_OF_CLASS:
+        return _KIND_OF_CLASS[kind]
     if isinstance(kind, str):
         if kind in LIFECYCLE_KINDS or kind in SEND_KINDS:
             return kind
-        for cls, name in KIND_OF_CLASS.items():
+        for cls, name in _KIND_OF_CLASS.items():
             if kind == cls.__name__:
                 return name
     raise InvalidCallKindError(kind, _ACCEPTED)
 
 
 def kind_of(event: RealtimeModelSendEvent) -> str:
-    kind = KIND_OF_CLASS.get(type(event))
+    kind = _KIND_OF_CLASS.get(type(event))
     if kind is not None:
         return kind
-    for cls, name in KIND_OF_CLASS.items():
+    for cls, name in _KIND_OF_CLASS.items():
         if isinstance(event, cls):
             return name
     raise TypeError(f"not a realtime send event: {type(event).__name__}")

@@ -34,7 +34,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelSendInterrupt,
     interrupt_scope,
 )
-from .calls import KIND_OF_CLASS, ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
+from .calls import _KIND_OF_CLASS, ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
 from .errors import (
     IncompleteRealtimeScenarioError,
     RealtimeCallMatcherError,
@@ -168,7 +168,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         An ``interrupt`` also emits ``audio_interrupted`` for the audio the
         adapter believes is playing, from the sending task before the send
         returns, as ``OpenAIRealtimeWebSocketModel`` does (see ``playback``)."""
-        kind = KIND_OF_CLASS.get(event.__class__)
+        kind = _KIND_OF_CLASS.get(event.__class__)
         if kind in self._counted_only and self._status == "connected" and kind not in self._script.failing_kinds:
             # A call the scenario ignores (microphone audio, usually): counted,
             # and nothing else can happen to it.

@@ -219,7 +219,6 @@ class DelaySource:
     def __init__(self, spec: DelaySpec, *, name: str, stream: str) -> None:
         self.delay = as_delay(spec, name=name)
         self.name = name
-        self._stream = stream
         self._purpose = f"timing:{stream}"
 
     def seconds(self, index: int) -> float:

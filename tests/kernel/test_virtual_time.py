@@ -250,3 +250,22 @@ def test_a_timer_due_now_fires_once_when_the_heap_is_compacted_mid_instant(strat
         fired.clear()
         agentsim.run(main, strategy=strategy, seed=seed)
         assert sorted(fired) == list(range(6000)), f"seed {seed}"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_direct_time_matches_anyio_on_both_backends(backend: str) -> None:
+    from agentsim._kernel import direct_time
+
+    async def main() -> list[float]:
+        seen = []
+        await direct_time.sleep(0.25)
+        seen.append(direct_time.current_time())
+        await direct_time.sleep_until(1.0)
+        seen.append(anyio.current_time())
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await direct_time.sleep_until(0.5)  # passed already: still a checkpoint
+        seen.append(float(scope.cancelled_caught))
+        return seen
+
+    assert agentsim.run(main, backend=backend) == [0.25, 1.0, 1.0]

@@ -590,6 +590,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         ranked = self._ranked
         record_choice = self._record_choice
         append_event = self._append_event
+        append_deviation = self._core.trace.append_deviation
         append_event(now)  # the tick of the task steps recorded below (compact form)
         # Callbacks of the current batch not yet run, kept in a local while
         # this instant runs (nothing else changes it meanwhile).
@@ -636,7 +637,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             record_choice((0, options, chosen, fifo))
                             if chosen != fifo:
                                 label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
-                                append_event((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
+                                append_event(None)  # (trace.py: a deviation)
+                                append_deviation((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
                     if not batch_left or chosen:
                         # Fire a due timer: it joins the ready queue, and the
                         # batch (as in asyncio); one cancelled meanwhile does

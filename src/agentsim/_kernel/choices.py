@@ -1,10 +1,10 @@
 """The policy's choices of one run, kept compactly and in bounded memory.
 
 A random run of a one-hour call makes hundreds of thousands of choices; as
-tuples they cost ~47 MB. Here each choice is three integers appended to
-arrays (its kind, the options it had, the option taken, the stock option),
-hashed in chunks (the trace's digest covers that hash) and then dropped,
-except:
+tuples they cost ~47 MB. Here each choice is four integers appended to a
+list (its kind, the options it had, the option taken, the stock option),
+hashed in chunks as ``int64`` rows (the trace's digest covers that hash) and
+then dropped, except:
 
 * the last ``keep_last`` choices, kept for reading (as the event trace keeps
   its last events);
@@ -51,9 +51,15 @@ class ChoiceLog:
     """
 
     def __init__(self, keep_last: int | None = 50_000) -> None:
-        #: The compact form not yet hashed: kind, options, chosen, stock option per choice.
-        self.pending = array("q")
-        self._recent: deque[tuple[int, int, int, int]] = deque(maxlen=keep_last)
+        #: The compact form not yet hashed: kind, options, chosen, stock option
+        #: per choice. A list, not an array: a backend's ``pending.extend`` of
+        #: a 4-tuple is then a C copy, where an array converts item by item.
+        self.pending: list[int] = []
+        self._keep_last = keep_last
+        #: The kept window: ``(number of its first choice, rows)`` chunks of
+        #: ``int64`` rows as :attr:`pending` was settled (no tuple per choice).
+        self._kept: deque[tuple[int, np.ndarray]] = deque()
+        self._kept_rows = 0
         self._count = 0
         self._deviation_index = array("q")
         self._deviation_chosen = array("q")
@@ -71,19 +77,31 @@ class ChoiceLog:
         pending = self.pending
         if not pending:
             return
-        self._hash.update(pending.tobytes())
+        rows = np.array(pending, dtype=np.int64).reshape(-1, 4)
+        pending.clear()  # in place: the backends hold its bound extend
+        self._hash.update(rows.tobytes())
         # Deviations are found here, vectorised, rather than tested per choice.
-        rows = np.frombuffer(pending, dtype=np.int64).reshape(-1, 4)
         deviating = np.flatnonzero(rows[:, 2] != rows[:, 3])
         if deviating.size:
             self._deviation_index.extend((deviating + self._count).tolist())
             self._deviation_chosen.extend(rows[deviating, 2].tolist())
             self._deviation_fifo.extend(rows[deviating, 3].tolist())
-        del rows  # the buffer export must end before the array is resized
-        if self._recent.maxlen != 0:
-            self._recent.extend(zip(pending[0::4], pending[1::4], pending[2::4], pending[3::4]))
-        self._count += len(pending) // 4
-        del pending[:]
+        keep_last = self._keep_last
+        if keep_last != 0:
+            self._kept.append((self._count, rows))
+            self._kept_rows += len(rows)
+            if keep_last is not None:
+                while self._kept_rows - len(self._kept[0][1]) >= keep_last:
+                    self._kept_rows -= len(self._kept.popleft()[1])
+        self._count += len(rows)
+
+    def _recent(self) -> np.ndarray:
+        """The kept choices' rows, oldest first (the last ``keep_last``)."""
+        self.settle()
+        if not self._kept:
+            return np.empty((0, 4), dtype=np.int64)
+        rows = np.concatenate([chunk for _, chunk in self._kept])
+        return rows if self._keep_last is None else rows[-self._keep_last :]
 
     def digest(self) -> bytes:
         """The hash of every choice so far."""
@@ -99,22 +117,21 @@ class ChoiceLog:
     def dropped(self) -> int:
         """How many early choices are no longer kept (still counted, hashed, and
         their deviations kept)."""
-        self.settle()
-        return self._count - len(self._recent)
+        kept = len(self._recent())  # (settles first)
+        return self._count - kept
 
     def __iter__(self) -> Iterator[Choice]:
-        self.settle()
-        for code, options, chosen, fifo in self._recent:
+        for code, options, chosen, fifo in self._recent().tolist():
             yield Choice(_KIND_NAMES.get(code, "other"), options, chosen, fifo)
 
     def __getitem__(self, index: int) -> Choice:
         """The choice numbered ``index`` in the run (it must still be kept)."""
-        self.settle()
-        first = self._count - len(self._recent)
+        recent = self._recent()
+        first = self._count - len(recent)
         position = index + self._count if index < 0 else index
         if not first <= position < self._count:
             raise IndexError(f"choice {index} is not kept (kept: {first} to {self._count - 1})")
-        code, options, chosen, fifo = self._recent[position - first]
+        code, options, chosen, fifo = recent[position - first].tolist()
         return Choice(_KIND_NAMES.get(code, "other"), options, chosen, fifo)
 
     def __eq__(self, other: object) -> bool:

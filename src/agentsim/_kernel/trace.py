@@ -8,6 +8,11 @@ Backends record on their hot path, so recording is one ``list.append`` of a
 plain tuple (or of a bare label, for task steps); hashing happens in chunks,
 with C-level loops (``repr`` of each item, joined), and the kept window holds
 chunks in that compact form, decoded into events only when read.
+
+A policy's deviations are the exception: they go to a side list, marked in
+the event list by ``None``. Their numbers are the choice log's (hashed
+there), and the rest is words for reports: hashing their ``repr`` cost more
+than the whole step they record.
 """
 
 from __future__ import annotations
@@ -66,8 +71,10 @@ DeviationRecord = tuple[int, str, str, str, int, int, int, str]
 #: the instant it fired, and FIFO's option's window.
 Window = tuple[int, int, int] | None
 WindowDeviationRecord = tuple[int, str, str, str, int, int, int, str, Window, int, Window]
-#: What the hot path appends: an event, a deviation, a tick, or a task step's label.
-Recorded = RawEvent | DeviationRecord | WindowDeviationRecord | int | str
+#: What the hot path appends: an event, a tick, a task step's label, or
+#: ``None`` for the next record of the deviation list.
+Recorded = RawEvent | int | str | None
+Deviation = DeviationRecord | WindowDeviationRecord
 
 
 class Trace:
@@ -87,10 +94,14 @@ class Trace:
         #: ``str`` of each task stepped at that tick (no tuple per step).
         #: Whoever uses it calls :meth:`flush_if_large` now and then.
         self.append_raw = self._pending.append
+        #: A deviation's record, appended here when ``None`` is appended to
+        #: the events (two C calls on the hot path; see the module doc).
+        self._deviations: list[Deviation] = []
+        self.append_deviation = self._deviations.append
         self._keep_last = keep_last
         #: The kept window: chunks of the compact form, each with the tick in
-        #: force at its start and its number of events.
-        self._chunks: deque[tuple[int, list[Recorded], int]] = deque()
+        #: force at its start, its number of events and its deviations' records.
+        self._chunks: deque[tuple[int, list[Recorded], int, list[Deviation]]] = deque()
         self._kept = 0
         self._step_ticks = 0
         self._hash = hashlib.blake2b(digest_size=16)
@@ -123,12 +134,13 @@ class Trace:
         if chosen == fifo:
             return
         window = getattr(labels, "window", None)
+        self._pending.append(None)
         if window is not None:  # a window choice: the windows, and when the pick fired
-            self._pending.append(
+            self._deviations.append(
                 (ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo], window(chosen), labels.option(chosen).at, window(fifo))  # type: ignore[attr-defined]
             )
             return
-        self._pending.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
+        self._deviations.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:
@@ -141,8 +153,8 @@ class Trace:
         if not pending:
             return
         # ``repr`` tells the forms apart by their first character (a
-        # quote, a digit, a parenthesis), so the encoding is unambiguous; the
-        # record separator cannot appear in a repr.
+        # quote, a digit, a parenthesis, ``N``), so the encoding is
+        # unambiguous; the record separator cannot appear in a repr.
         self._hash.update("\x1e".join(map(repr, pending)).encode("utf-8", "surrogatepass"))
         self._hash.update(b"\x1d")
         # The order is what the program did: its steps and what doubles saw,
@@ -151,14 +163,16 @@ class Trace:
         order = [
             item if item.__class__ is str else item[1:4]  # type: ignore[index]
             for item in pending
-            if item.__class__ is str or (item.__class__ is not int and item[1] not in _SCHEDULER_KINDS)  # type: ignore[index]
+            if item.__class__ is str or (item.__class__ is tuple and item[1] not in _SCHEDULER_KINDS)  # type: ignore[index]
         ]
         self._order_hash.update("\x1e".join(map(repr, order)).encode("utf-8", "surrogatepass"))
         self._order_hash.update(b"\x1d")
         events = len(pending) - countOf(map(type, pending), int)
         chunk = pending.copy()
         pending.clear()  # in place: the backends hold its bound append
-        self._chunks.append((self._step_ticks, chunk, events))
+        deviations = self._deviations.copy()
+        self._deviations.clear()
+        self._chunks.append((self._step_ticks, chunk, events, deviations))
         self._step_ticks = _last_tick(chunk, self._step_ticks)
         self._count += events
         self._kept += events
@@ -193,8 +207,8 @@ class Trace:
         """The kept events, oldest first, each with its index in the whole run."""
         self._flush()
         raw: list[RawEvent] = []
-        for ticks, chunk, _ in self._chunks:
-            raw.extend(_decode(chunk, ticks))
+        for ticks, chunk, _, deviations in self._chunks:
+            raw.extend(_decode(chunk, ticks, deviations))
         if self._keep_last is not None and len(raw) > self._keep_last:
             raw = raw[len(raw) - self._keep_last :]
         first = self._count - len(raw)
@@ -231,20 +245,22 @@ def _last_tick(chunk: list[Recorded], ticks: int) -> int:
     return ticks
 
 
-def _decode(chunk: list[Recorded], ticks: int) -> list[RawEvent]:
+def _decode(chunk: list[Recorded], ticks: int, deviations: list[Deviation]) -> list[RawEvent]:
     """Events of the compact hot-path form: an ``int`` sets the current tick,
-    a ``str`` is a task step at that tick, a tuple is a whole event."""
+    a ``str`` is a task step at that tick, a tuple is a whole event, ``None``
+    the next of the chunk's ``deviations``."""
     events: list[RawEvent] = []
+    next_deviation = iter(deviations).__next__
     for item in chunk:
         kind = item.__class__
         if kind is str:
             events.append((ticks, "step", item, ""))  # type: ignore[arg-type]
         elif kind is int:
             ticks = item  # type: ignore[assignment]
-        elif len(item) == 4:  # type: ignore[arg-type]
-            events.append(item)  # type: ignore[arg-type]
+        elif item is None:
+            events.append(deviation_event(next_deviation()))
         else:
-            events.append(deviation_event(item))  # type: ignore[arg-type]
+            events.append(item)  # type: ignore[arg-type]
     return events
 
 

@@ -302,12 +302,14 @@ class _PolicyShuffler(random.Random):
         if uniforms is not None:
             # Uniform picks drawn here, recorded compactly (choices.py, trace.py).
             record_choice = core.trace.choices.pending.extend
+            append_deviation = core.trace.append_deviation
             ticks = core.clock.ticks
             while (options := len(labels)) > 1:
                 chosen = int(uniforms() * options)
                 record_choice((1, options, chosen, 0))
                 if chosen:
-                    append((ticks, "choice", labels[chosen], "batch", chosen, options, 0, labels[0]))
+                    append(None)  # (trace.py: a deviation)
+                    append_deviation((ticks, "choice", labels[chosen], "batch", chosen, options, 0, labels[0]))
                 order.append(batch[labels.take(chosen)])
         else:
             while len(labels) > 1:

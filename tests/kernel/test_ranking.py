@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sortedcontainers import SortedList
 
 import agentsim
 from agentsim._kernel.asyncio_loop import _RankedTimerChoiceLabels
@@ -36,14 +38,16 @@ def _priorities(seed: int) -> dict[str, float]:
     picks=st.lists(st.integers(0, 1_000), max_size=40),
     ready=st.booleans(),
     seed=st.integers(0, 1_000),
+    sorted_form=st.booleans(),
 )
-def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int], ready: bool, seed: int) -> None:
+def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int], ready: bool, seed: int, sorted_form: bool) -> None:
+    # (sorted_form: the due timers as the loop keeps them when there are many.)
     priority = _priorities(seed).__getitem__
     ranked = RankHeap()
-    due: list[tuple[int, int, _Handle, str]] = []
+    due: list[tuple[int, int, _Handle, str]] | SortedList = SortedList() if sorted_form else []
     for sequence, creator in enumerate(creators):
         entry = (0, sequence, _Handle(), f"t{creator}")
-        due.append(entry)
+        due.add(entry) if sorted_form else due.append(entry)  # type: ignore[union-attr]
         ranked.add((0, sequence), entry[3])
     for pick in picks:
         if not due:
@@ -110,6 +114,38 @@ def test_pct_replays_and_orders_wide_instants_on_both_backends() -> None:
             assert result.ok and result.choice_points > 2_000
             replayed = agentsim.simulate(main, backend=backend, strategy=agentsim.ReplayPolicy(result.trace.deviations))  # type: ignore[arg-type]
             assert replayed.trace.order_digest() == result.trace.order_digest()
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct"])
+def test_many_due_timers_schedule_as_few_do(strategy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``_SORTED_DUE_ABOVE`` timers due together, the loop keeps them in
+    a SortedList: the same schedule as the plain list (seeds 1-3), replayable."""
+    import agentsim._kernel.asyncio_loop as loop_module
+
+    async def main() -> list[int]:
+        woke: list[int] = []
+        loop = asyncio.get_running_loop()
+
+        async def worker(number: int) -> None:
+            for round_ in range(3):
+                await asyncio.sleep(0.01)
+                if number % 50 == 0:  # a timer due in the past joins out of order
+                    loop.call_at(loop.time() - 0.001, woke.append, -number)
+                woke.append(number)
+
+        await asyncio.gather(*(worker(n) for n in range(700)))
+        return woke
+
+    for seed in (1, 2, 3):
+        sorted_run = agentsim.simulate(main, strategy=strategy, seed=seed)
+        monkeypatch.setattr(loop_module, "_SORTED_DUE_ABOVE", 10**9)
+        list_run = agentsim.simulate(main, strategy=strategy, seed=seed)
+        monkeypatch.undo()
+        assert sorted_run.ok and sorted_run.value == list_run.value
+        assert sorted_run.trace.digest() == list_run.trace.digest()
+        assert sorted_run.value != sorted(sorted_run.value or [])  # the order was the policy's
+        replayed = agentsim.simulate(main, strategy=agentsim.ReplayPolicy(sorted_run.trace.deviations))
+        assert replayed.value == sorted_run.value
 
 
 def test_options_taken_without_a_choice_do_not_pile_up() -> None:

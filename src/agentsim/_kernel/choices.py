@@ -18,7 +18,6 @@ with its choices.
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections import deque
 from collections.abc import Iterator
 from typing import Final, NamedTuple
@@ -61,9 +60,10 @@ class ChoiceLog:
         self._kept: deque[tuple[int, np.ndarray]] = deque()
         self._kept_rows = 0
         self._count = 0
-        self._deviation_index = array("q")
-        self._deviation_chosen = array("q")
-        self._deviation_fifo = array("q")
+        #: Every deviation: ``(choice number, chosen, stock option)`` rows, in
+        #: numpy chunks as settled (joined when read).
+        self._deviation_chunks: list[np.ndarray] = []
+        self._deviation_count = 0
         self._hash = hashlib.blake2b(digest_size=16)
 
     def append(self, kind: str, options: int, chosen: int, fifo: int) -> None:
@@ -77,15 +77,16 @@ class ChoiceLog:
         pending = self.pending
         if not pending:
             return
-        rows = np.array(pending, dtype=np.int64).reshape(-1, 4)
+        rows = np.fromiter(pending, dtype=np.int64, count=len(pending)).reshape(-1, 4)
         pending.clear()  # in place: the backends hold its bound extend
-        self._hash.update(rows.tobytes())
+        self._hash.update(rows.data)
         # Deviations are found here, vectorised, rather than tested per choice.
         deviating = np.flatnonzero(rows[:, 2] != rows[:, 3])
         if deviating.size:
-            self._deviation_index.extend((deviating + self._count).tolist())
-            self._deviation_chosen.extend(rows[deviating, 2].tolist())
-            self._deviation_fifo.extend(rows[deviating, 3].tolist())
+            found = rows[deviating, 1:]  # (options, chosen, fifo): options becomes the number
+            found[:, 0] = deviating + self._count
+            self._deviation_chunks.append(found)
+            self._deviation_count += len(found)
         keep_last = self._keep_last
         if keep_last != 0:
             self._kept.append((self._count, rows))
@@ -143,15 +144,19 @@ class ChoiceLog:
 
     def __repr__(self) -> str:
         self.settle()
-        return f"<ChoiceLog {len(self)} choices, {len(self._deviation_index)} deviations>"
+        return f"<ChoiceLog {len(self)} choices, {self._deviation_count} deviations>"
 
     @property
     def deviations(self) -> dict[int, int]:
         """``{choice number: chosen option}`` where the run left FIFO order (all of them)."""
-        self.settle()
-        return dict(zip(self._deviation_index, self._deviation_chosen))
+        return dict(self._deviation_rows()[:, :2].tolist())
 
     def stock_options(self) -> dict[int, int]:
         """``{choice number: the FIFO option there}`` at every deviation."""
+        return dict(self._deviation_rows()[:, ::2].tolist())
+
+    def _deviation_rows(self) -> np.ndarray:
         self.settle()
-        return dict(zip(self._deviation_index, self._deviation_fifo))
+        if len(self._deviation_chunks) > 1:  # joined once, kept joined
+            self._deviation_chunks[:] = [np.concatenate(self._deviation_chunks)]
+        return self._deviation_chunks[0] if self._deviation_chunks else np.empty((0, 3), dtype=np.int64)

@@ -305,14 +305,15 @@ class PCTPolicy(SchedulingPolicy):
         # Two options of one task (its sleep and its timeout) are two threads
         # here: with one priority, the first would always win. The backends'
         # options find the best in O(log n) (ranking.py); plain lists are scanned.
-        if getattr(labels, "best", None) is not None:  # a RankedOptions (cheaper than isinstance)
-            ranked: RankedOptions = labels  # type: ignore[assignment]
-            chosen = ranked.best(self._priority)
-            winner = ranked.thread(chosen)
-        else:
+        best = getattr(labels, "best", None)  # a RankedOptions (cheaper than isinstance)
+        if best is None:
             chosen, winner = scan_best(labels, self._priority)
+        else:
+            chosen = best(self._priority)
         if self._change_points and self._step == self._change_points[0]:
             # The i-th change point drops the winner to priority depth - i.
+            if best is not None:
+                winner = labels.thread(chosen)  # type: ignore[attr-defined]
             self._change_points.pop(0)
             self._changes += 1
             self._priorities[winner] = self.depth - self._changes

@@ -87,7 +87,12 @@ class RankHeap:
         self._threads: dict[Any, tuple[str, str, int]] = {}
 
     def add(self, key: Any, label: str) -> None:
-        thread, slot = self._slots.take(label)
+        slots = self._slots
+        if label in slots._next or label in slots._free:
+            thread, slot = slots.take(label)
+        else:  # the usual case, inline: the label's only pending option
+            thread, slot = label, 1
+            slots._next[label] = 1
         self._threads[key] = (thread, label, slot)
         self._unranked[key] = thread
 
@@ -96,7 +101,8 @@ class RankHeap:
         known = self._threads.pop(key, None)
         if known is not None:
             self._slots.release(known[1], known[2])
-            self._unranked.pop(key, None)
+            if self._unranked:
+                self._unranked.pop(key, None)
 
     def thread(self, key: Any) -> str:
         return self._threads[key][0]
@@ -104,11 +110,13 @@ class RankHeap:
     def top(self, priority: Priority) -> tuple[Any, float] | None:
         """The highest-ranked pending option's sort key and priority (None: none left)."""
         heap = self._heap
+        pending = self._threads
         if self._unranked:
             for key, thread in self._unranked.items():
                 heapq.heappush(heap, (-priority(thread), key, thread))
             self._unranked.clear()
-        pending = self._threads
+        elif heap and heap[0][1] in pending:
+            return heap[0][1], -heap[0][0]  # the usual case: the top is still pending
         if len(heap) > 2 * len(pending) + 64:
             # Options taken while ranked low never reach the top to be dropped:
             # rebuild now and then, so the heap stays the size of what is pending.

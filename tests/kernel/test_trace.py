@@ -158,3 +158,27 @@ def test_each_deviation_is_one_choice_event_in_words(backend: str, seed: int) ->
         assert int(match[2]) == chosen and int(match[4]) == result.trace.choices.stock_options()[number]
         # (trio's own system tasks, "<...>", take part in batches unannounced.)
         assert all(label in labels or label.startswith("<") for label in (event.task, match[5]))
+
+
+def _digest_of(*items: object) -> str:
+    trace = Trace()
+    for item in items:
+        trace.append_raw(item)  # type: ignore[arg-type]
+    return trace.digest()
+
+
+def test_the_digest_is_of_values_not_of_objects_and_tells_forms_apart() -> None:
+    # The same label built twice (two objects) or met twice (one object):
+    # one digest. (The hash pickles without a memo, which would not agree.)
+    label = "worker#" + str(3)
+    assert _digest_of(0, label, label) == _digest_of(0, "worker#3", "worker#" + "3")
+    # An int tick, a str label, None (a deviation's place) and a tuple event differ.
+    assert len({_digest_of(1), _digest_of("1"), _digest_of(None), _digest_of("None"), _digest_of((1, "spawn", "t", ""))}) == 5
+    assert _digest_of(0, "a", "b") != _digest_of(0, "b", "a")
+
+
+def test_a_detail_pickle_refuses_still_hashes_and_reads() -> None:
+    trace = Trace()
+    trace.record(0, "milestone", "main", lambda: None)  # type: ignore[arg-type]
+    trace.record(0, "milestone", "main", "plain")
+    assert len(trace.digest()) == 32 and [event.detail for event in trace.events][1] == "plain"

@@ -17,7 +17,6 @@ than the whole step they record.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import pickle
 from collections import deque
@@ -26,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .choices import ChoiceLog
+from .choices import ChoiceLog, running_hash
 from .clock import TICKS_PER_SECOND
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
@@ -106,10 +105,10 @@ class Trace:
         self._chunks: deque[tuple[int, list[Recorded], int, list[Deviation]]] = deque()
         self._kept = 0
         self._step_ticks = 0
-        self._hash = hashlib.blake2b(digest_size=16)
+        self._hash = running_hash()
         # The same events without their instants: equal for runs that did the
         # same things in the same order at different times (jitter variants).
-        self._order_hash = hashlib.blake2b(digest_size=16)
+        self._order_hash = running_hash()
         self._count = 0
         #: Every policy choice, compactly (see choices.py).
         self.choices = ChoiceLog(keep_last)
@@ -188,13 +187,13 @@ class Trace:
         self._flush()
         whole = self._hash.copy()
         whole.update(self.choices.digest())  # every choice, compactly
-        return whole.hexdigest()
+        return whole.hexdigest()[:32]
 
     def order_digest(self) -> str:
         """Hex digest of every event so far without its instant: equal for runs
         that did the same things in the same order, whatever the timing."""
         self._flush()
-        return self._order_hash.copy().hexdigest()
+        return self._order_hash.copy().hexdigest()[:32]
 
     def __len__(self) -> int:
         """Number of events recorded (including those no longer kept)."""

@@ -620,8 +620,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         if entry[2]._cancelled:
                             entry[2]._scheduled = False
                             self._cancelled_timers -= 1
-                        elif ranked is None and due.__class__ is list and (not due or due[-1] < entry):
-                            due.append(entry)  # the usual case, inline: in order, nothing to rank
+                        elif due.__class__ is list and (not due or due[-1] < entry):
+                            due.append(entry)  # the usual case, inline: in order
+                            if ranked is not None:
+                                ranked.add((entry[0], entry[1]), entry[3] or "-")
                         else:
                             self._add_due(entry)
                     if len(due) > _SORTED_DUE_ABOVE:

@@ -100,7 +100,12 @@ class RankHeap:
         """The option is taken (or gone): its thread slot is free again."""
         known = self._threads.pop(key, None)
         if known is not None:
-            self._slots.release(known[1], known[2])
+            _, label, slot = known
+            slots = self._slots
+            if slot == 1 and slots._next.get(label) == 1 and label not in slots._free:
+                del slots._next[label]  # the usual case, inline: the label's only pending option
+            else:
+                slots.release(label, slot)
             if self._unranked:
                 self._unranked.pop(key, None)
 

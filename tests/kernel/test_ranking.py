@@ -160,3 +160,51 @@ def test_options_taken_without_a_choice_do_not_pile_up() -> None:
         ranked.remove((0, sequence))
     assert ranked.top(priority) is None
     assert len(ranked._heap) <= 64 and not ranked._unranked and not ranked._threads
+
+
+def test_pct_repeats_an_answer_only_until_a_change_point() -> None:
+    policy = agentsim.PCTPolicy(1, depth=3, steps=10)
+    first_change = policy._change_points[0]
+    labels = [CONTINUE, "a", "b"]
+    chosen = policy.choose("timer", labels)
+    repeats = 0
+    while policy.repeat_last_answer():
+        repeats += 1
+    assert policy._step == first_change - 1  # the change point itself is asked properly
+    assert repeats == first_change - 2
+    assert policy.choose("timer", labels) == chosen  # the change point: its winner drops after
+    assert not policy.repeat_last_answer()  # a change passed since that answer
+
+
+def test_pct_schedules_are_the_same_without_the_repeat_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop skips PCT's ranking while a batch runs on unchanged options
+    (``repeat_last_answer``): every schedule stays what asking would give
+    (seeds 1-4, default and deep PCT; timers falling due mid-instant, cancels)."""
+
+    async def main() -> list[int]:
+        out: list[int] = []
+        loop = asyncio.get_running_loop()
+
+        async def worker(number: int) -> None:
+            for step in range(12):
+                await asyncio.sleep(0.01 * (number % 3 + 1))
+                if (number + step) % 3 == 0:  # a timer due within this instant: new options mid-instant
+                    loop.call_later(0, out.append, -number)
+                if step % 4 == 0:
+                    helper = asyncio.ensure_future(asyncio.sleep(0.005))
+                    if number % 2:
+                        helper.cancel()
+                    await asyncio.gather(helper, return_exceptions=True)
+                out.append(number)
+
+        await asyncio.gather(*(worker(n) for n in range(60)))
+        return out
+
+    for seed in (1, 2, 3, 4):
+        for strategy in ("pct", "pct/5/300"):
+            shortcut = agentsim.simulate(main, strategy=strategy, seed=seed)
+            with monkeypatch.context() as patched:
+                patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
+                asked = agentsim.simulate(main, strategy=strategy, seed=seed)
+            assert shortcut.ok and shortcut.value == asked.value
+            assert shortcut.trace.digest() == asked.trace.digest() and shortcut.choice_points == asked.choice_points

@@ -326,6 +326,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: The policy's uniform draws, when its timer choices are uniform picks
         #: (random): drawn here without building the options' labels.
         self._uniforms = uniform_draws(core.policy)
+        #: A built-in policy's "same options, same answer?" (PCT's), asked
+        #: instead of choosing again while a batch runs on unchanged options.
+        self._repeat_last_answer: Callable[[], bool] | None = getattr(core.policy, "repeat_last_answer", None) if core.trusted_choice else None
         #: Appends a choice's four integers to the choice log (choices.py).
         self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
@@ -603,6 +606,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         record_choice = self._record_choice
         append_event = self._append_event
         append_deviation = self._core.trace.append_deviation
+        repeat_last_answer = self._repeat_last_answer
+        #: The last choice was "continue the batch" and its options are unchanged since.
+        continuing = False
         append_event(now)  # the tick of the task steps recorded below (compact form)
         # Callbacks of the current batch not yet run, kept in a local while
         # this instant runs (nothing else changes it meanwhile).
@@ -617,6 +623,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     timers = self._timers
                     while timers and timers[0][0] <= now:
                         entry = heappop(timers)
+                        continuing = False  # (the options change with the due timers)
                         if entry[2]._cancelled:
                             entry[2]._scheduled = False
                             self._cancelled_timers -= 1
@@ -640,6 +647,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         options = len(due) + fifo
                         if uniforms is not None:
                             chosen = int(uniforms() * options)
+                        elif continuing and fifo and repeat_last_answer():  # type: ignore[misc]
+                            chosen = 0  # the same options, the same answer (policy.py)
                         else:
                             labels: _TimerChoiceLabels | None = self._ranked_labels
                             if labels is None:
@@ -650,6 +659,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                                 chosen = choose("timer", labels, fifo)  # checked and recorded by the core
                             else:
                                 chosen = trusted("timer", labels)
+                                # Continuing leaves the options as they are (the due
+                                # timers wait, the batch only shrinks): the policy
+                                # may then answer the next step without a ranking.
+                                continuing = not chosen and fifo == 1 and repeat_last_answer is not None
                         if trusted is not None:
                             # A built-in policy (policy.py: trusted_choice): its
                             # answer recorded compactly here.

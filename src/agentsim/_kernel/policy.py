@@ -292,6 +292,8 @@ class PCTPolicy(SchedulingPolicy):
         self._change_points = sorted(self._rng.sample(range(1, self.steps + 1), k=min(depth - 1, self.steps)))
         self._step = 0
         self._changes = 0
+        #: How many change points had passed when the last answer was chosen.
+        self._answered_at_change = 0
 
     def _priority(self, label: str) -> float:
         priority = self._priorities.get(label)
@@ -310,6 +312,7 @@ class PCTPolicy(SchedulingPolicy):
             chosen, winner = scan_best(labels, self._priority)
         else:
             chosen = best(self._priority)
+        self._answered_at_change = self._changes
         if self._change_points and self._step == self._change_points[0]:
             # The i-th change point drops the winner to priority depth - i.
             if best is not None:
@@ -318,6 +321,22 @@ class PCTPolicy(SchedulingPolicy):
             self._changes += 1
             self._priorities[winner] = self.depth - self._changes
         return chosen
+
+    def repeat_last_answer(self) -> bool:
+        """Asked instead of :meth:`choose` when the options of the last choice
+        come again unchanged (the backend vouches for it): True if the answer
+        is the same, which then counts as a choice made; False to be asked.
+
+        PCT's answer depends only on the options' priorities, which change
+        only at a change point: so unless one passed since that answer or
+        falls on this step, it stands. (A batch of a thousand steps, each
+        one "continue", then costs one ranking, not a thousand.)
+        """
+        step = self._step + 1
+        if self._changes != self._answered_at_change or (self._change_points and step == self._change_points[0]):
+            return False
+        self._step = step
+        return True
 
 
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.

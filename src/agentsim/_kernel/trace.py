@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import pickle
 from collections import deque
+from itertools import compress
 from operator import countOf
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from .clock import TICKS_PER_SECOND
 #: Event kinds that record the scheduler's own work and the delays it drew: left
 #: out of the order digest (timing, not order).
 _SCHEDULER_KINDS: Final = frozenset({"timer", "choice", "jump", "delay"})
+
+#: What the order digest keeps of the compact form: task steps and events.
+_ORDER_FORMS: Final = frozenset({str, tuple})
 
 #: How many raw events are buffered before they are hashed and moved to the ring.
 _CHUNK: Final = 4096
@@ -158,11 +162,15 @@ class Trace:
         # The order is what the program did: its steps and what doubles saw,
         # not the instants nor the scheduler's bookkeeping (timer firings,
         # choices, jumps), which the policy path records and the FIFO path not.
-        order = [
-            item if item.__class__ is str else item[1:4]  # type: ignore[index]
-            for item in pending
-            if item.__class__ is str or (item.__class__ is tuple and item[1] not in _SCHEDULER_KINDS)  # type: ignore[index]
-        ]
+        # Steps and events, without ticks and deviation marks: picked in C;
+        # then, if there are events, each without its instant (in Python).
+        order: list[object] = list(compress(pending, map(_ORDER_FORMS.__contains__, map(type, pending))))
+        if countOf(map(type, order), tuple):
+            order = [
+                item if item.__class__ is str else item[1:4]  # type: ignore[index]
+                for item in order
+                if item.__class__ is str or item[1] not in _SCHEDULER_KINDS  # type: ignore[index]
+            ]
         _hash_items(self._order_hash, order)
         self._order_hash.update(b"\x1d")
         events = len(pending) - countOf(map(type, pending), int)

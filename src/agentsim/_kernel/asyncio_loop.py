@@ -607,7 +607,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         append_event = self._append_event
         append_deviation = self._core.trace.append_deviation
         repeat_last_answer = self._repeat_last_answer
-        #: The last choice was "continue the batch" and its options are unchanged since.
+        # The last choice was "continue the batch" and its options are unchanged since.
         continuing = False
         append_event(now)  # the tick of the task steps recorded below (compact form)
         # Callbacks of the current batch not yet run, kept in a local while

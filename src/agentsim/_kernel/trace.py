@@ -99,6 +99,8 @@ class Trace:
         #: ``str`` of each task stepped at that tick (no tuple per step).
         #: Whoever uses it calls :meth:`flush_if_large` now and then.
         self.append_raw = self._pending.append
+        #: The same for several task steps at once (their labels).
+        self.extend_raw = self._pending.extend
         #: A deviation's record, appended here when ``None`` is appended to
         #: the events (two C calls on the hot path; see the module doc).
         self._deviations: list[Deviation] = []

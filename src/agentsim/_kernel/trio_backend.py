@@ -259,6 +259,7 @@ class _PolicyShuffler(random.Random):
         self._uniforms = uniform_draws(core.policy)
         self._fifo = core.policy.fifo
         self._append = core.trace.append_raw
+        self._extend = core.trace.extend_raw
         self._last_tick = -1
 
     def label(self, task: Any) -> str:
@@ -291,9 +292,13 @@ class _PolicyShuffler(random.Random):
                 append(self._labels.get(task) or self.label(task))
             return
         if self._fifo:
-            known = self._labels
-            for task in batch:  # the order they will run in
-                append(known.get(task) or self.label(task))
+            # The order they will run in, labelled in one C pass (every task
+            # is labelled when spawned; trio's own tasks on first sight).
+            try:
+                labels = list(map(self._labels.__getitem__, batch))
+            except KeyError:
+                labels = [self.label(task) for task in batch]
+            self._extend(labels)
             batch.reverse()
             return
         labels = _BatchLabels([self.label(task) for task in batch])  # once per batch

@@ -163,3 +163,28 @@ def test_an_allowed_asyncio_subprocess_still_cannot_run_on_the_virtual_loop() ->
     error = result.exception
     assert isinstance(error, SimulationEscapeError) and "runs no processes" in error.api
     assert "test_escapes.py" in error.site and [e.kind for e in result.allowed_escapes] == ["subprocess"]
+
+
+def test_a_process_a_module_starts_when_imported_is_let_through_and_reported(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # trio's first import runs `ldconfig -p` (ctypes.util.find_library): a
+    # program importing a library inside a simulation must not fail on it.
+    (tmp_path / "probing_library.py").write_text(
+        "import subprocess, sys\nPROBED = subprocess.run([sys.executable, '-c', 'print(7)'], capture_output=True, text=True).stdout.strip()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    async def program() -> str:
+        import probing_library  # type: ignore[import-not-found]
+
+        return str(probing_library.PROBED)
+
+    result = agentsim.simulate(program)
+    assert result.ok and result.value == "7"
+    assert [error.kind for error in result.allowed_escapes] == ["subprocess"]
+
+    async def after_import() -> None:
+        subprocess.run(["true"])  # the program's own process: still an escape
+
+    with pytest.raises(SimulationEscapeError) as raised:
+        agentsim.run(after_import)
+    assert raised.value.kind == "subprocess"

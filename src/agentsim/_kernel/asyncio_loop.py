@@ -1,7 +1,8 @@
 # This module subclasses asyncio's loop and handles on purpose: it uses their
 # private state (_ready, _stopping, handle slots), which typeshed does not
-# declare, and overrides methods whose stub signatures are stricter than asyncio.
-# mypy: disable-error-code="attr-defined,override"
+# declare, keeps its due timers in a list or an (untyped) SortedList, and
+# overrides methods whose stub signatures are stricter than asyncio.
+# mypy: disable-error-code="attr-defined,override,union-attr"
 """An asyncio event loop that runs on virtual time.
 
 It is ``asyncio.BaseEventLoop`` with three things replaced:
@@ -34,7 +35,7 @@ from collections.abc import Callable, Sequence
 from bisect import bisect_left, insort
 from heapq import heapify, heappop, heappush
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from sortedcontainers import SortedList
 
@@ -64,7 +65,7 @@ TimerEntry = tuple[int, int, events.TimerHandle, str]
 #: dearer for a few timers) until it is back under the lower bound.
 _SORTED_DUE_ABOVE: Final = 512
 _LISTED_DUE_BELOW: Final = 128
-DueTimers = list[TimerEntry] | SortedList
+DueTimers: TypeAlias = "list[TimerEntry] | SortedList"
 
 
 def _current_task_lookup() -> Callable[[Any], Any]:

@@ -115,7 +115,8 @@ class ChoiceLog:
     def digest(self) -> bytes:
         """The hash of every choice so far."""
         self.settle()
-        return self._hash.digest()
+        digest: bytes = self._hash.digest()
+        return digest
 
     # -- reading ---------------------------------------------------------------
 

@@ -96,7 +96,7 @@ def _importing(frame: Any) -> bool:
 def _import_code() -> Any:
     import importlib._bootstrap as bootstrap  # every module body runs under this frame
 
-    return bootstrap._call_with_frames_removed.__code__
+    return getattr(bootstrap, "_call_with_frames_removed").__code__
 
 
 _IMPORT_CODE: Final = _import_code()

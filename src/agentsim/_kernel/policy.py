@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
-from .ranking import RankedOptions, scan_best
+from .ranking import scan_best
 
 if TYPE_CHECKING:
     from .trace import Trace

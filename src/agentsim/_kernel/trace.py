@@ -197,13 +197,15 @@ class Trace:
         self._flush()
         whole = self._hash.copy()
         whole.update(self.choices.digest())  # every choice, compactly
-        return whole.hexdigest()[:32]
+        text: str = whole.hexdigest()[:32]
+        return text
 
     def order_digest(self) -> str:
         """Hex digest of every event so far without its instant: equal for runs
         that did the same things in the same order, whatever the timing."""
         self._flush()
-        return self._order_hash.copy().hexdigest()[:32]
+        text: str = self._order_hash.copy().hexdigest()[:32]
+        return text
 
     def __len__(self) -> int:
         """Number of events recorded (including those no longer kept)."""

@@ -295,10 +295,10 @@ class _PolicyShuffler(random.Random):
             # The order they will run in, labelled in one C pass (every task
             # is labelled when spawned; trio's own tasks on first sight).
             try:
-                labels = list(map(self._labels.__getitem__, batch))
+                in_order = list(map(self._labels.__getitem__, batch))
             except KeyError:
-                labels = [self.label(task) for task in batch]
-            self._extend(labels)
+                in_order = [self.label(task) for task in batch]
+            self._extend(in_order)
             batch.reverse()
             return
         labels = _BatchLabels([self.label(task) for task in batch])  # once per batch

@@ -90,8 +90,9 @@ class _TimerHandle(events.TimerHandle):
 class TunedMinimalLoop(MinimalVirtualLoop):
     def __init__(self) -> None:
         super().__init__()
-        self._timers: list[tuple[float, int, events.TimerHandle]] = []
-        self._sequence = itertools.count()
+        self._timers: list[tuple[float, float, events.TimerHandle]] = []
+        #: Breaks ties between timers due together: scheduling order here.
+        self._next_sequence: Callable[[], float] = itertools.count().__next__
 
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
         handle = _Handle(callback, args, self, context)
@@ -105,7 +106,7 @@ class TunedMinimalLoop(MinimalVirtualLoop):
 
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
         timer = _TimerHandle(when, callback, args, self, context)
-        heapq.heappush(self._timers, (when, next(self._sequence), timer))
+        heapq.heappush(self._timers, (when, self._next_sequence(), timer))
         return timer
 
     def _run_once(self) -> None:
@@ -134,24 +135,9 @@ class ShuffledTunedLoop(TunedMinimalLoop):
 
     def __init__(self, seed: int = 1) -> None:
         super().__init__()
-        self._shuffle = random.Random(seed).shuffle
-
-    def _run_once(self) -> None:
-        timers = self._timers
-        while timers and timers[0][2]._cancelled:
-            heapq.heappop(timers)[2]._scheduled = False
-        if not self._ready:
-            if not timers:
-                raise RuntimeError("deadlock")
-            self._virtual_now = max(self._virtual_now, timers[0][0])
-        due = []
-        while timers and timers[0][0] <= self._virtual_now:
-            handle = heapq.heappop(timers)[2]
-            handle._scheduled = False
-            due.append(handle)
-        self._shuffle(due)
-        self._ready.extend(due)
-        self._run_ready()
+        # Timers due together pop in the order of their tie-breaking keys:
+        # random keys instead of a counter shuffle every instant's wake-ups.
+        self._next_sequence = random.Random(seed).random
 
 
 def run_minimal(main: Callable[[], Awaitable[T]], *, tuned: bool = False, shuffled: bool = False) -> T:

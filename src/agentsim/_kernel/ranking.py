@@ -87,12 +87,7 @@ class RankHeap:
         self._threads: dict[Any, tuple[str, str, int]] = {}
 
     def add(self, key: Any, label: str) -> None:
-        slots = self._slots
-        if label in slots._next or label in slots._free:
-            thread, slot = slots.take(label)
-        else:  # the usual case, inline: the label's only pending option
-            thread, slot = label, 1
-            slots._next[label] = 1
+        thread, slot = self._slots.take(label)
         self._threads[key] = (thread, label, slot)
         self._unranked[key] = thread
 
@@ -100,12 +95,7 @@ class RankHeap:
         """The option is taken (or gone): its thread slot is free again."""
         known = self._threads.pop(key, None)
         if known is not None:
-            _, label, slot = known
-            slots = self._slots
-            if slot == 1 and slots._next.get(label) == 1 and label not in slots._free:
-                del slots._next[label]  # the usual case, inline: the label's only pending option
-            else:
-                slots.release(label, slot)
+            self._slots.release(known[1], known[2])
             if self._unranked:
                 self._unranked.pop(key, None)
 

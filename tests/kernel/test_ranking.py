@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import random
 
 import pytest
@@ -32,38 +34,50 @@ def _priorities(seed: int) -> dict[str, float]:
     return {name: rng.choice([0.25, 0.5, rng.random()]) for name in [*names, CONTINUE]}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     creators=st.lists(st.integers(0, 11), min_size=1, max_size=40),
     picks=st.lists(st.integers(0, 1_000), max_size=40),
     ready=st.booleans(),
     seed=st.integers(0, 1_000),
     sorted_form=st.booleans(),
+    heap_first=st.booleans(),
 )
-def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int], ready: bool, seed: int, sorted_form: bool) -> None:
-    # (sorted_form: the due timers as the loop keeps them when there are many.)
+def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int], ready: bool, seed: int, sorted_form: bool, heap_first: bool) -> None:
+    # (sorted_form: the due timers as the loop keeps them when there are many;
+    # heap_first: ranked through the heap from the start, else scanned while
+    # few are due and the labels are distinct.)
     priority = _priorities(seed).__getitem__
-    ranked = RankHeap()
     due: list[tuple[int, int, _Handle, str]] | SortedList = SortedList() if sorted_form else []
+    labels = _RankedTimerChoiceLabels(ready, due)
+    if heap_first:
+        labels.start_heap()
     for sequence, creator in enumerate(creators):
         entry = (0, sequence, _Handle(), f"t{creator}")
         due.add(entry) if sorted_form else due.append(entry)  # type: ignore[union-attr]
-        ranked.add((0, sequence), entry[3])
+        if labels.heap is not None:
+            labels.heap.add((0, sequence), entry[3])
     for pick in picks:
         if not due:
             break
-        labels = _RankedTimerChoiceLabels(ready, due, ranked)
+        labels._offset, labels._length = (1 if ready else 0), len(due) + (1 if ready else 0)
         best = labels.best(priority)
         threads = [labels.thread(index) for index in range(len(labels))]
         assert len(set(threads)) == len(threads)  # a task's two timers are two threads
         values = [priority(thread) for thread in threads]
         assert best == values.index(max(values))  # the highest, ties to the lowest index
+        if len(set(creators)) < len(creators) or len(due) > 8:
+            assert labels.heap is not None  # duplicates or many: ranked through the heap
         # Take some option (the best, or another, as a deviation would).
         index = (best if pick % 2 else pick % len(labels)) - (1 if ready else 0)
         if index >= 0:
             entry = due.pop(index)
             entry[2]._scheduled = False
-            ranked.remove((entry[0], entry[1]))
+            if labels.heap is not None:
+                if due:
+                    labels.heap.remove((entry[0], entry[1]))
+                else:
+                    labels.heap = None
 
 
 @settings(max_examples=60, deadline=None)
@@ -176,12 +190,17 @@ def test_pct_repeats_an_answer_only_until_a_change_point() -> None:
     assert not policy.repeat_last_answer()  # a change passed since that answer
 
 
-def test_pct_schedules_are_the_same_without_the_repeat_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The loop skips PCT's ranking while a batch runs on unchanged options
-    (``repeat_last_answer``): every schedule stays what asking would give
-    (seeds 1-4, default and deep PCT; timers falling due mid-instant, cancels)."""
+@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "scan"])
+def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop's PCT shortcuts leave every schedule what plainly asking the
+    policy through the rank heap gives (seeds 1-4, default and deep PCT;
+    timers falling due mid-instant, a task's sleep and timeout due together,
+    cancels): skipping the ranking while a batch runs on unchanged options
+    (``repeat_last_answer``), ranking off change points in the loop
+    (``next_choice_is_plain``), scanning a few due timers instead of a heap."""
+    import agentsim._kernel.asyncio_loop as loop_module
 
-    async def main() -> list[int]:
+    async def main(width: int) -> list[int]:
         out: list[int] = []
         loop = asyncio.get_running_loop()
 
@@ -195,16 +214,23 @@ def test_pct_schedules_are_the_same_without_the_repeat_shortcut(monkeypatch: pyt
                     if number % 2:
                         helper.cancel()
                     await asyncio.gather(helper, return_exceptions=True)
+                if step % 5 == 1:  # its sleep and its timeout due at one instant
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.sleep(0.01), 0.01)
                 out.append(number)
 
-        await asyncio.gather(*(worker(n) for n in range(60)))
+        await asyncio.gather(*(worker(n) for n in range(width)))
         return out
 
-    for seed in (1, 2, 3, 4):
-        for strategy in ("pct", "pct/5/300"):
-            shortcut = agentsim.simulate(main, strategy=strategy, seed=seed)
-            with monkeypatch.context() as patched:
+    for seed, width, strategy in itertools.product((1, 2, 3, 4), (4, 60), ("pct", "pct/5/300")):
+        taken = agentsim.simulate(main, width, strategy=strategy, seed=seed)
+        with monkeypatch.context() as patched:
+            if shortcut == "repeat":
                 patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
-                asked = agentsim.simulate(main, strategy=strategy, seed=seed)
-            assert shortcut.ok and shortcut.value == asked.value
-            assert shortcut.trace.digest() == asked.trace.digest() and shortcut.choice_points == asked.choice_points
+            elif shortcut == "plain ranking":
+                patched.setattr(loop_module, "plain_ranking", lambda policy: None)
+            else:
+                patched.setattr(loop_module, "_SCAN_AT_MOST", 0)
+            asked = agentsim.simulate(main, width, strategy=strategy, seed=seed)
+        assert taken.ok and taken.value == asked.value
+        assert taken.trace.digest() == asked.trace.digest() and taken.choice_points == asked.choice_points

@@ -42,7 +42,7 @@ from sortedcontainers import SortedList
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, uniform_draws
+from .policy import CONTINUE, plain_ranking, uniform_draws
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -67,6 +67,9 @@ _SORTED_DUE_ABOVE: Final = 512
 _LISTED_DUE_BELOW: Final = 128
 DueTimers: TypeAlias = "list[TimerEntry] | SortedList"
 
+#: PCT ranks up to this many due timers by a scan, more through a heap.
+_SCAN_AT_MOST: Final = 8
+
 
 def _current_task_lookup() -> Callable[[Any], Any]:
     # Python 3.11's asyncio.current_task is Python code around a lookup in
@@ -83,6 +86,8 @@ current_task: Final = _current_task_lookup()
 _INFINITY: Final = float("inf")
 #: A timer entry's scheduling order.
 _SEQUENCE: Final = itemgetter(1)
+#: A timer entry's creator (the task that scheduled it, "" for none).
+_CREATOR: Final = itemgetter(3)
 
 #: asyncio's eager task factory (Python 3.12+), None before.
 _EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
@@ -192,23 +197,62 @@ class _TimerChoiceLabels(Sequence[str]):
 
 
 class _RankedTimerChoiceLabels(_TimerChoiceLabels):
-    """The same labels, also answering PCT's "which ranks highest" in O(log n)
-    (see ``ranking.py``): the due list is kept in ``(tick, sequence)`` order,
-    so an option's index is a bisection away."""
+    """The same labels, also answering PCT's "which ranks highest" (see
+    ``ranking.py``), in O(log n) when many timers are due.
 
-    __slots__ = ("_ranked",)
+    A few due timers are simply scanned: that is cheaper than keeping a heap,
+    and it is every instant of a typical program. The heap (``heap``) is kept
+    only while many timers are due, or two of them share a label (a task's
+    sleep and its timeout: their threads, ``label`` and ``label'2``, then
+    depend on the order the slots were taken), and dropped once no timer is
+    due; the loop adds and removes options only while it exists. Both ways
+    rank every option alike: a heap started from the due list takes its
+    slots in due order, which is the order the timers were added (the loop
+    starts the heap before an out-of-order timer joins), and two timers of
+    one label cannot both be taken before a choice sees them together.
+    """
 
-    def __init__(self, ready: bool, due: DueTimers, ranked: RankHeap) -> None:
+    __slots__ = ("heap",)
+
+    def __init__(self, ready: bool, due: DueTimers) -> None:
         super().__init__(ready, due)
-        self._ranked = ranked
+        #: The due timers by priority while ranking them by scan would not do.
+        self.heap: RankHeap | None = None
+
+    def start_heap(self) -> RankHeap:
+        """Rank the due timers through a heap from now until none is due."""
+        heap = self.heap = RankHeap()
+        for entry in self._due:
+            heap.add((entry[0], entry[1]), entry[3] or "-")
+        return heap
 
     def best(self, priority: Priority) -> int:
-        top = self._ranked.top(priority)
+        heap = self.heap
+        if heap is None:
+            # (Priorities asked in due order, then CONTINUE's, as the heap
+            # would ask them; ties go to the lower index.)
+            due = self._due
+            count = len(due)
+            if count == 1:  # the usual choice: continue, or fire the one due timer
+                value = priority(due[0][3] or "-")
+                return 0 if self._offset and priority(CONTINUE) >= value else self._offset
+            if count <= _SCAN_AT_MOST:
+                threads = list(map(_CREATOR, due))
+                if "" in threads:
+                    threads = [thread or "-" for thread in threads]
+                if len(set(threads)) == count:
+                    values = list(map(priority, threads))
+                    value = max(values)
+                    if self._offset and priority(CONTINUE) >= value:
+                        return 0
+                    return values.index(value) + self._offset
+            heap = self.start_heap()
+        top = heap.top(priority)
         if top is None:
             return 0
         key, value = top
         if self._offset and priority(CONTINUE) >= value:
-            return 0  # ties go to the lower index, as a scan would
+            return 0
         due = self._due
         return (bisect_left(due, key) if due.__class__ is list else due.bisect_left(key)) + self._offset
 
@@ -216,7 +260,9 @@ class _RankedTimerChoiceLabels(_TimerChoiceLabels):
         if self._offset and index == 0:
             return CONTINUE
         entry = self._due[index - self._offset]
-        return self._ranked.thread((entry[0], entry[1]))
+        if self.heap is None:
+            return entry[3] or "-"  # (scanned: no two due timers share a label)
+        return self.heap.thread((entry[0], entry[1]))
 
 
 def trace_label(name: str, number: int, coro: Any) -> str:
@@ -319,8 +365,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: Timers due now that a non-FIFO policy has not fired yet, in (tick, sequence) order.
         self._due: DueTimers = []
         #: The due timers by thread priority, for policies that rank (PCT).
-        self._ranked = RankHeap() if getattr(core.policy, "ranks_options", False) else None
-        self._ranked_labels = _RankedTimerChoiceLabels(False, self._due, self._ranked) if self._ranked is not None else None
+        self._ranked_labels = _RankedTimerChoiceLabels(False, self._due) if getattr(core.policy, "ranks_options", False) else None
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
@@ -330,6 +375,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: A built-in policy's "same options, same answer?" (PCT's), asked
         #: instead of choosing again while a batch runs on unchanged options.
         self._repeat_last_answer: Callable[[], bool] | None = getattr(core.policy, "repeat_last_answer", None) if core.trusted_choice else None
+        #: PCT's "is the next choice a plain ranking?" and its priorities:
+        #: the loop then ranks its options itself (ranking.py), no ``choose``.
+        self._plain_ranking = plain_ranking(core.policy) if core.trusted_choice and self._ranked_labels is not None else None
         #: Appends a choice's four integers to the choice log (choices.py).
         self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
@@ -374,7 +422,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        creator = "" if self._fifo else _label(current_task(self))
+        if self._fifo:
+            creator = ""
+        else:  # (task_label, inlined)
+            task = current_task(self)
+            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -603,11 +655,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         choose = self._core.choose
         uniforms = self._uniforms
         trusted = self._core.trusted_choice
-        ranked = self._ranked
+        ranked = self._ranked_labels
         record_choice = self._record_choice
         append_event = self._append_event
         append_deviation = self._core.trace.append_deviation
         repeat_last_answer = self._repeat_last_answer
+        plain_ranking = self._plain_ranking
         # The last choice was "continue the batch" and its options are unchanged since.
         continuing = False
         append_event(now)  # the tick of the task steps recorded below (compact form)
@@ -630,8 +683,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             self._cancelled_timers -= 1
                         elif due.__class__ is list and (not due or due[-1] < entry):
                             due.append(entry)  # the usual case, inline: in order
-                            if ranked is not None:
-                                ranked.add((entry[0], entry[1]), entry[3] or "-")
+                            if ranked is not None and ranked.heap is not None:
+                                ranked.heap.add((entry[0], entry[1]), entry[3] or "-")
                         else:
                             self._add_due(entry)
                     if len(due) > _SORTED_DUE_ABOVE:
@@ -659,7 +712,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             if trusted is None:
                                 chosen = choose("timer", labels, fifo)  # checked and recorded by the core
                             else:
-                                chosen = trusted("timer", labels)
+                                if plain_ranking is not None and plain_ranking[0]():
+                                    chosen = labels.best(plain_ranking[1])  # PCT off its change points (policy.py)
+                                else:
+                                    chosen = trusted("timer", labels)
                                 # Continuing leaves the options as they are (the due
                                 # timers wait, the batch only shrinks): the policy
                                 # may then answer the next step without a ranking.
@@ -679,8 +735,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         entry = due.pop(chosen - 1 if batch_left else chosen)
                         handle = entry[2]
                         handle._scheduled = False
-                        if ranked is not None:
-                            ranked.remove((entry[0], entry[1]))
+                        if ranked is not None and ranked.heap is not None:
+                            if due:
+                                ranked.heap.remove((entry[0], entry[1]))
+                            else:
+                                ranked.heap = None  # none due: back to scanning
                         if handle._cancelled:
                             self._cancelled_timers -= 1
                         else:
@@ -710,14 +769,18 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def _add_due(self, entry: TimerEntry) -> None:
         """Put a timer that fell due in the due list, in (tick, sequence) order."""
         due = self._due
+        in_order = not due or due[-1] < entry  # (else an earlier deadline, scheduled later: call_at in the past)
+        ranked = self._ranked_labels
+        if ranked is not None and ranked.heap is None and not in_order:
+            ranked.start_heap()  # (its slots must be taken in the order timers were added)
         if due.__class__ is not list:
             due.add(entry)
-        elif due and entry < due[-1]:  # an earlier deadline, scheduled later (call_at in the past)
-            insort(due, entry)
-        else:
+        elif in_order:
             due.append(entry)
-        if self._ranked is not None:
-            self._ranked.add((entry[0], entry[1]), entry[3] or "-")
+        else:
+            insort(due, entry)
+        if ranked is not None and ranked.heap is not None:
+            ranked.heap.add((entry[0], entry[1]), entry[3] or "-")
 
     def _limit_error(self, next_ticks: int) -> Any:
         from .errors import VirtualTimeLimitError

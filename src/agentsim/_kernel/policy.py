@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
-from .ranking import scan_best
+from .ranking import Priority, scan_best
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -288,19 +288,14 @@ class PCTPolicy(SchedulingPolicy):
         self._rng = random.Random(f"agentsim:pct:{seed}")
         self.depth = depth
         self.steps = max(1, steps)
-        self._priorities: dict[str, float] = {}
+        #: Each thread's priority, drawn the first time it is asked
+        #: (``__getitem__``: a C call for known threads).
+        self._priorities = _Priorities(self._rng, depth)
         self._change_points = sorted(self._rng.sample(range(1, self.steps + 1), k=min(depth - 1, self.steps)))
         self._step = 0
         self._changes = 0
         #: How many change points had passed when the last answer was chosen.
         self._answered_at_change = 0
-
-    def _priority(self, label: str) -> float:
-        priority = self._priorities.get(label)
-        if priority is None:
-            # Fresh threads get a random rank among the high priorities.
-            priority = self._priorities[label] = self.depth + self._rng.random() * 1_000_000
-        return priority
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         self._step += 1
@@ -309,9 +304,9 @@ class PCTPolicy(SchedulingPolicy):
         # options find the best in O(log n) (ranking.py); plain lists are scanned.
         best = getattr(labels, "best", None)  # a RankedOptions (cheaper than isinstance)
         if best is None:
-            chosen, winner = scan_best(labels, self._priority)
+            chosen, winner = scan_best(labels, self._priorities.__getitem__)
         else:
-            chosen = best(self._priority)
+            chosen = best(self._priorities.__getitem__)
         self._answered_at_change = self._changes
         if self._change_points and self._step == self._change_points[0]:
             # The i-th change point drops the winner to priority depth - i.
@@ -337,6 +332,47 @@ class PCTPolicy(SchedulingPolicy):
             return False
         self._step = step
         return True
+
+    def next_choice_is_plain(self) -> bool:
+        """Asked by a backend that can rank its options itself
+        (``RankedOptions.best`` with :attr:`priority`) before :meth:`choose`:
+        True if the next choice falls on no change point, so its answer is
+        just the best-ranked option; it then counts as a choice made (the
+        backend takes that option). False: ask :meth:`choose`."""
+        step = self._step + 1
+        if self._change_points and step == self._change_points[0]:
+            return False
+        self._step = step
+        self._answered_at_change = self._changes
+        return True
+
+    @property
+    def priority(self) -> Priority:
+        """A thread's priority (drawn the first time it is asked)."""
+        return self._priorities.__getitem__
+
+
+class _Priorities(dict[str, float]):
+    """PCT's thread priorities: a fresh thread gets a random rank among the
+    high priorities (at least ``depth``) when first looked up."""
+
+    def __init__(self, rng: random.Random, depth: int) -> None:
+        super().__init__()
+        self._rng = rng
+        self._depth = depth
+
+    def __missing__(self, thread: str) -> float:
+        priority = self[thread] = self._depth + self._rng.random() * 1_000_000
+        return priority
+
+
+def plain_ranking(policy: SchedulingPolicy) -> tuple[Callable[[], bool], Priority] | None:
+    """PCT's :meth:`~PCTPolicy.next_choice_is_plain` and priorities, for a
+    backend to rank plain choices itself: :class:`PCTPolicy`'s (unless a
+    subclass changes how it chooses), else None."""
+    if isinstance(policy, PCTPolicy) and type(policy).choose is PCTPolicy.choose:
+        return policy.next_choice_is_plain, policy.priority
+    return None
 
 
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.

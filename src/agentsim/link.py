@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ._kernel.core import choose
-from .timing import DelaySource, call_window
+from .timing import DelaySource, call_window_on, windows_explored
 
 __all__ = ["OrderedLink"]
 
@@ -48,6 +48,10 @@ class OrderedLink:
 
     def __init__(self, delay: DelaySource) -> None:
         self._delay = delay
+        #: Whether the delay is a range (a window where the policy explores them).
+        self._ranged = delay.window(0) is not None
+        #: The loop the delivery timer runs on (set when it is armed).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._sent = 0
         self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -62,7 +66,7 @@ class OrderedLink:
         index = self._sent
         self._sent += 1
         arrive: float | None = None
-        if not self._delay.windowed():
+        if not (self._ranged and windows_explored()):
             arrive = self.free_at = max(now + self._delay.seconds(index), self.free_at)
         self._queue.append((now, index, arrive, action))
         if self._timer is None and not self._delivering:
@@ -80,6 +84,7 @@ class OrderedLink:
         return len(self._queue)
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         sent_at, index, arrive, _ = self._queue[0]
         if arrive is not None:
             self._timer = loop.call_at(arrive, self._deliver_due)
@@ -88,8 +93,8 @@ class OrderedLink:
         assert window is not None
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
-        low, nominal, high = (max(0.0, bound - elapsed) for bound in window)
-        self._timer = call_window(low, nominal, high, self._deliver_due)
+        earliest, nominal, latest = window
+        self._timer = call_window_on(loop, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
 
     def _nominal_arrival(self, message: _Message) -> float:
         window = self._delay.window(message[1])
@@ -97,7 +102,8 @@ class OrderedLink:
         return message[0] + window[1]
 
     def _deliver_due(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop  # (the timer's own loop: no running-loop lookup, a getpid() in CPython)
+        assert loop is not None
         self._timer = None
         self._delivering = True  # an action may send on this link: no second timer
         try:

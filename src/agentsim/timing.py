@@ -122,8 +122,12 @@ class Uniform(Delay):
     def nominal(self) -> float:  # type: ignore[override]
         return (self.low + self.high) / 2
 
+    def __post_init__(self) -> None:
+        # (Asked for every message of a link and every paced chunk: computed once.)
+        object.__setattr__(self, "_window", (self.low, self.nominal, self.high) if self.high > self.low else None)
+
     def window(self, index: int) -> tuple[float, float, float] | None:
-        return (self.low, self.nominal, self.high) if self.high > self.low else None
+        return self._window  # type: ignore[no-any-return,attr-defined]
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,11 @@ class Exponential(Delay):
     def nominal(self) -> float:  # type: ignore[override]
         return self.mean if self.cap is None else min(self.mean, self.cap)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_window", _capped(0.0, self.mean, self.mean * _EXPONENTIAL_P99, self.cap))
+
     def window(self, index: int) -> tuple[float, float, float] | None:
-        return _capped(0.0, self.mean, self.mean * _EXPONENTIAL_P99, self.cap)
+        return self._window  # type: ignore[no-any-return,attr-defined]
 
 
 @dataclass(frozen=True)
@@ -157,9 +164,12 @@ class LogNormal(Delay):
     def nominal(self) -> float:  # type: ignore[override]
         return self.median if self.cap is None else min(self.median, self.cap)
 
-    def window(self, index: int) -> tuple[float, float, float] | None:
+    def __post_init__(self) -> None:
         spread = math.exp(_NORMAL_P99 * self.sigma)
-        return _capped(self.median / spread, self.median, self.median * spread, self.cap)
+        object.__setattr__(self, "_window", _capped(self.median / spread, self.median, self.median * spread, self.cap))
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        return self._window  # type: ignore[no-any-return,attr-defined]
 
 
 #: The 99th percentile of an exponential distribution, in means (ln 100).
@@ -289,15 +299,27 @@ class DelaySource:
     def windowed(self) -> bool:
         """Whether this source's delays are windows in the running simulation
         (a distribution, under a policy that explores windows)."""
-        core = current_core()
-        return core is not None and core.policy.windows and self.delay.window(0) is not None
+        return self.delay.window(0) is not None and windows_explored()
+
+
+def windows_explored() -> bool:
+    """Whether a simulation is running whose policy explores windows (else
+    delays known as a range are drawn as points)."""
+    core = current_core()
+    return core is not None and core.policy.windows
 
 
 def call_window(earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
     """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
     now, on a windowed timer of the running simulation's asyncio loop (see
     :func:`sleep_between`); outside a simulation, at ``nominal``."""
-    loop = asyncio.get_running_loop()
+    return call_window_on(asyncio.get_running_loop(), earliest, nominal, latest, callback, *args)
+
+
+def call_window_on(
+    loop: asyncio.AbstractEventLoop, earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any
+) -> asyncio.TimerHandle:
+    """:func:`call_window` on ``loop``, the running loop the caller already has."""
     core = current_core()
     if core is None or not hasattr(loop, "call_window"):
         return loop.call_later(nominal, callback, *args)

@@ -151,7 +151,19 @@ def test_many_due_timers_schedule_as_few_do(strategy: str, monkeypatch: pytest.M
         return woke
 
     for seed in (1, 2, 3):
-        sorted_run = agentsim.simulate(main, strategy=strategy, seed=seed)
+        made: list[int] = []
+
+        class CountedSortedList(SortedList):  # type: ignore[misc]
+            def __init__(self, *args: object) -> None:
+                made.append(1)
+                super().__init__(*args)
+
+        with monkeypatch.context() as patched:  # (700 timers: sorted past 256, listed again under 64)
+            patched.setattr(loop_module, "_SORTED_DUE_ABOVE", 256)
+            patched.setattr(loop_module, "_LISTED_DUE_BELOW", 64)
+            patched.setattr(loop_module, "SortedList", CountedSortedList)
+            sorted_run = agentsim.simulate(main, strategy=strategy, seed=seed)
+        assert made  # the sorted form was taken
         monkeypatch.setattr(loop_module, "_SORTED_DUE_ABOVE", 10**9)
         list_run = agentsim.simulate(main, strategy=strategy, seed=seed)
         monkeypatch.undo()

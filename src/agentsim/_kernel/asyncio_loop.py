@@ -61,10 +61,11 @@ TimerEntry = tuple[int, int, events.TimerHandle, str]
 #: A policy fires the due timers of an instant one at a time, any of them
 #: next: removing the i-th of a list moves everything after it (with 10,000
 #: timers due together, ~40 KB per firing, the whole cost of a wake-up). So a
-#: due list longer than this becomes a ``SortedList`` (O(log n) removal,
-#: dearer for a few timers) until it is back under the lower bound.
-_SORTED_DUE_ABOVE: Final = 512
-_LISTED_DUE_BELOW: Final = 128
+#: due list longer than this becomes a ``SortedList`` (O(log n) removal, but
+#: each of its operations Python code: callgrind puts the list ahead up to a
+#: few thousand timers) until it is back under the lower bound.
+_SORTED_DUE_ABOVE: Final = 4096
+_LISTED_DUE_BELOW: Final = 1024
 DueTimers: TypeAlias = "list[TimerEntry] | SortedList"
 
 #: PCT ranks up to this many due timers by a scan, more through a heap.
@@ -667,6 +668,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         # Callbacks of the current batch not yet run, kept in a local while
         # this instant runs (nothing else changes it meanwhile).
         batch_left = self._batch_left
+        # How many timers are due: only collecting a batch adds to them, only
+        # firing one takes one (len() of a SortedList is a Python call).
+        count = len(due)
         try:
             while True:
                 if not batch_left:
@@ -687,18 +691,19 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                                 ranked.heap.add((entry[0], entry[1]), entry[3] or "-")
                         else:
                             self._add_due(entry)
-                    if len(due) > _SORTED_DUE_ABOVE:
+                    count = len(due)
+                    if count > _SORTED_DUE_ABOVE:
                         if due.__class__ is list:
                             due = self._set_due(SortedList(due))
-                    elif due.__class__ is not list and len(due) < _LISTED_DUE_BELOW:
+                    elif due.__class__ is not list and count < _LISTED_DUE_BELOW:
                         due = self._set_due(list(due))
                     batch_left = len(ready)
-                if due:
-                    if not batch_left and len(due) == 1:
+                if count:
+                    if not batch_left and count == 1:
                         chosen = 0  # nothing to decide: the only due timer fires
                     else:
                         fifo = 1 if batch_left else 0  # (FIFO fires the first due timer)
-                        options = len(due) + fifo
+                        options = count + fifo
                         if uniforms is not None:
                             chosen = int(uniforms() * options)
                         elif continuing and fifo and repeat_last_answer():  # type: ignore[misc]
@@ -733,10 +738,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         # batch (as in asyncio); one cancelled meanwhile does
                         # nothing. Not traced: the choice log says which fired.
                         entry = due.pop(chosen - 1 if batch_left else chosen)
+                        count -= 1
                         handle = entry[2]
                         handle._scheduled = False
                         if ranked is not None and ranked.heap is not None:
-                            if due:
+                            if count:
                                 ranked.heap.remove((entry[0], entry[1]))
                             else:
                                 ranked.heap = None  # none due: back to scanning
@@ -763,7 +769,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     # meanwhile wait for the next one): run it as FIFO does.
                     self._run_ready(batch_left, append_event)
                     batch_left = 0
-                if self._stopping or not (ready or due or ((timers := self._timers) and timers[0][0] <= now)):
+                if self._stopping or not (ready or count or ((timers := self._timers) and timers[0][0] <= now)):
                     return
         finally:
             self._batch_left = batch_left

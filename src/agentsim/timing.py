@@ -36,7 +36,7 @@ import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
 
@@ -114,6 +114,8 @@ class Computed(Delay):
 class Uniform(Delay):
     low: float
     high: float
+    #: ``window()``, computed once (asked for every message of a link).
+    _window: tuple[float, float, float] | None = field(init=False, repr=False, compare=False)
 
     def seconds(self, index: int, rng: random.Random) -> float:
         return rng.uniform(self.low, self.high)
@@ -123,17 +125,17 @@ class Uniform(Delay):
         return (self.low + self.high) / 2
 
     def __post_init__(self) -> None:
-        # (Asked for every message of a link and every paced chunk: computed once.)
         object.__setattr__(self, "_window", (self.low, self.nominal, self.high) if self.high > self.low else None)
 
     def window(self, index: int) -> tuple[float, float, float] | None:
-        return self._window  # type: ignore[no-any-return,attr-defined]
+        return self._window
 
 
 @dataclass(frozen=True)
 class Exponential(Delay):
     mean: float
     cap: float | None = None
+    _window: tuple[float, float, float] | None = field(init=False, repr=False, compare=False)
 
     def seconds(self, index: int, rng: random.Random) -> float:
         value = rng.expovariate(1.0 / self.mean) if self.mean > 0 else 0.0
@@ -147,7 +149,7 @@ class Exponential(Delay):
         object.__setattr__(self, "_window", _capped(0.0, self.mean, self.mean * _EXPONENTIAL_P99, self.cap))
 
     def window(self, index: int) -> tuple[float, float, float] | None:
-        return self._window  # type: ignore[no-any-return,attr-defined]
+        return self._window
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class LogNormal(Delay):
     median: float
     sigma: float
     cap: float | None = None
+    _window: tuple[float, float, float] | None = field(init=False, repr=False, compare=False)
 
     def seconds(self, index: int, rng: random.Random) -> float:
         value = rng.lognormvariate(math.log(self.median), self.sigma) if self.median > 0 else 0.0
@@ -169,7 +172,7 @@ class LogNormal(Delay):
         object.__setattr__(self, "_window", _capped(self.median / spread, self.median, self.median * spread, self.cap))
 
     def window(self, index: int) -> tuple[float, float, float] | None:
-        return self._window  # type: ignore[no-any-return,attr-defined]
+        return self._window
 
 
 #: The 99th percentile of an exponential distribution, in means (ln 100).

@@ -202,14 +202,15 @@ def test_pct_repeats_an_answer_only_until_a_change_point() -> None:
     assert not policy.repeat_last_answer()  # a change passed since that answer
 
 
-@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "scan"])
+@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "scan", "batches without choices"])
 def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop's PCT shortcuts leave every schedule what plainly asking the
     policy through the rank heap gives (seeds 1-4, default and deep PCT;
     timers falling due mid-instant, a task's sleep and timeout due together,
     cancels): skipping the ranking while a batch runs on unchanged options
     (``repeat_last_answer``), ranking off change points in the loop
-    (``next_choice_is_plain``), scanning a few due timers instead of a heap."""
+    (``next_choice_is_plain``), scanning a few due timers instead of a heap,
+    running an instant's batches on the FIFO path while they hold no choice."""
     import agentsim._kernel.asyncio_loop as loop_module
 
     async def main(width: int) -> list[int]:
@@ -241,6 +242,8 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
                 patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
             elif shortcut == "plain ranking":
                 patched.setattr(loop_module, "plain_ranking", lambda policy: None)
+            elif shortcut == "batches without choices":
+                patched.setattr(loop_module.VirtualEventLoop, "_run_batches_without_choices", lambda self, now: False)
             else:
                 patched.setattr(loop_module, "_SCAN_AT_MOST", 0)
             asked = agentsim.simulate(main, width, strategy=strategy, seed=seed)

@@ -755,17 +755,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             batch_left += 1
                             continue  # something to run: no need to look further
                     else:
-                        # One callback of the batch (_run_ready's body, inlined:
-                        # the step the policy path takes most).
                         batch_left -= 1
-                        handle = ready.popleft()
-                        if not handle._cancelled:
-                            callback = handle._callback
-                            if callback.__class__ is not _FunctionType:
-                                owner = getattr(callback, "__self__", None)
-                                if owner.__class__ is _SimTask:
-                                    append_event(owner._agentsim_label)
-                            handle._run()
+                        self._run_ready(1, append_event)
                 else:
                     # Nothing to decide until the batch ends (timers falling due
                     # meanwhile wait for the next one): run it as FIFO does.

@@ -7,7 +7,8 @@ The backends' option sequences therefore also offer two methods
 (:class:`RankedOptions`), which a policy may use when present:
 
 * ``best(priority)``: the index of the option whose thread ranks highest
-  (ties: the lowest index), found through a heap kept across choices;
+  (ties: the lowest index), found through a heap kept across choices
+  (:class:`RankHeap`) when there are many (the asyncio loop scans a few);
 * ``thread(index)``: that option's thread (its label; a task's second
   pending timer is ``label'2``, so its sleep and its timeout rank apart).
 

@@ -168,6 +168,8 @@ class LogNormal(Delay):
         return self.median if self.cap is None else min(self.median, self.cap)
 
     def __post_init__(self) -> None:
+        if _NORMAL_P99 * self.sigma > _LARGEST_EXPONENT:
+            raise SimulationConfigError("sigma", self.sigma, f"a shape whose 99th percentile is a finite number (sigma <= {_LARGEST_EXPONENT / _NORMAL_P99:.0f})")
         spread = math.exp(_NORMAL_P99 * self.sigma)
         object.__setattr__(self, "_window", _capped(self.median / spread, self.median, self.median * spread, self.cap))
 
@@ -179,6 +181,8 @@ class LogNormal(Delay):
 _EXPONENTIAL_P99: Final = math.log(100)
 #: The 99th percentile of the standard normal distribution.
 _NORMAL_P99: Final = 2.3263478740408408
+#: ``math.exp`` of more overflows a float.
+_LARGEST_EXPONENT: Final = 709.0
 
 
 def _capped(low: float, nominal: float, high: float, cap: float | None) -> tuple[float, float, float] | None:

@@ -9,6 +9,7 @@ clock never runs backwards.
 from __future__ import annotations
 
 import asyncio
+import pickle
 from collections import Counter
 from typing import Any
 
@@ -210,6 +211,17 @@ def test_delay_windows() -> None:
     assert low < 0.3 == nominal and high == 0.6
     assert timing.as_delay(0.25, name="d").window(0) is None
     assert timing.uniform(0.2, 0.2).window(0) is None
+    # Computed once per distribution, equal for every event and across pickling.
+    delay = timing.lognormal(0.1, 0.4)
+    assert delay.window(0) == delay.window(7) == pickle.loads(pickle.dumps(delay)).window(3)
+    assert delay == timing.lognormal(0.1, 0.4) and hash(delay) == hash(timing.lognormal(0.1, 0.4))
+
+
+def test_a_lognormal_whose_window_would_overflow_is_a_typed_error() -> None:
+    assert timing.lognormal(0.1, 300).window(0) is not None
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        timing.lognormal(0.1, 1e9)
+    assert info.value.parameter == "sigma" and "sigma <=" in str(info.value)
 
 
 def test_bad_pace_is_a_typed_error() -> None:

@@ -237,6 +237,12 @@ class _RankedTimerChoiceLabels(_TimerChoiceLabels):
             if count == 1:  # the usual choice: continue, or fire the one due timer
                 value = priority(due[0][3] or "-")
                 return 0 if self._offset and priority(CONTINUE) >= value else self._offset
+            if count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
+                # (Two tasks' timers due together, the next most usual.)
+                value, index = priority(first), 0
+                if (other := priority(second)) > value:
+                    value, index = other, 1
+                return 0 if self._offset and priority(CONTINUE) >= value else index + self._offset
             if count <= _SCAN_AT_MOST:
                 threads = list(map(_CREATOR, due))
                 if "" in threads:

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ._kernel.core import choose
-from .timing import DelaySource, call_window_on, windows_explored
+from .timing import DelaySource, _call_window_on, _windows_explored
 
 __all__ = ["OrderedLink"]
 
@@ -66,7 +66,7 @@ class OrderedLink:
         index = self._sent
         self._sent += 1
         arrive: float | None = None
-        if not (self._ranged and windows_explored()):
+        if not (self._ranged and _windows_explored()):
             arrive = self.free_at = max(now + self._delay.seconds(index), self.free_at)
         self._queue.append((now, index, arrive, action))
         if self._timer is None and not self._delivering:
@@ -94,7 +94,7 @@ class OrderedLink:
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
         earliest, nominal, latest = window
-        self._timer = call_window_on(loop, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
+        self._timer = _call_window_on(loop, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
 
     def _nominal_arrival(self, message: _Message) -> float:
         window = self._delay.window(message[1])

@@ -306,10 +306,10 @@ class DelaySource:
     def windowed(self) -> bool:
         """Whether this source's delays are windows in the running simulation
         (a distribution, under a policy that explores windows)."""
-        return self.delay.window(0) is not None and windows_explored()
+        return self.delay.window(0) is not None and _windows_explored()
 
 
-def windows_explored() -> bool:
+def _windows_explored() -> bool:
     """Whether a simulation is running whose policy explores windows (else
     delays known as a range are drawn as points)."""
     core = current_core()
@@ -320,10 +320,10 @@ def call_window(earliest: float, nominal: float, latest: float, callback: Callab
     """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
     now, on a windowed timer of the running simulation's asyncio loop (see
     :func:`sleep_between`); outside a simulation, at ``nominal``."""
-    return call_window_on(asyncio.get_running_loop(), earliest, nominal, latest, callback, *args)
+    return _call_window_on(asyncio.get_running_loop(), earliest, nominal, latest, callback, *args)
 
 
-def call_window_on(
+def _call_window_on(
     loop: asyncio.AbstractEventLoop, earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any
 ) -> asyncio.TimerHandle:
     """:func:`call_window` on ``loop``, the running loop the caller already has."""

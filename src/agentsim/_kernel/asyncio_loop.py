@@ -228,40 +228,36 @@ class _RankedTimerChoiceLabels(_TimerChoiceLabels):
         return heap
 
     def best(self, priority: Priority) -> int:
+        # (Priorities asked in due order, then CONTINUE's, as the heap asks
+        # them; ties go to the lower index.)
         heap = self.heap
         if heap is None:
-            # (Priorities asked in due order, then CONTINUE's, as the heap
-            # would ask them; ties go to the lower index.)
             due = self._due
             count = len(due)
             if count == 1:  # the usual choice: continue, or fire the one due timer
-                value = priority(due[0][3] or "-")
-                return 0 if self._offset and priority(CONTINUE) >= value else self._offset
-            if count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
-                # (Two tasks' timers due together, the next most usual.)
-                value, index = priority(first), 0
+                value, index = priority(due[0][3] or "-"), 0
+            elif count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
+                value, index = priority(first), 0  # the next most usual: two tasks' timers
                 if (other := priority(second)) > value:
                     value, index = other, 1
-                return 0 if self._offset and priority(CONTINUE) >= value else index + self._offset
-            if count <= _SCAN_AT_MOST:
-                threads = list(map(_CREATOR, due))
+            else:
+                threads = list(map(_CREATOR, due)) if count <= _SCAN_AT_MOST else []
                 if "" in threads:
                     threads = [thread or "-" for thread in threads]
-                if len(set(threads)) == count:
+                if threads and len(set(threads)) == count:
                     values = list(map(priority, threads))
                     value = max(values)
-                    if self._offset and priority(CONTINUE) >= value:
-                        return 0
-                    return values.index(value) + self._offset
-            heap = self.start_heap()
-        top = heap.top(priority)
-        if top is None:
-            return 0
-        key, value = top
-        if self._offset and priority(CONTINUE) >= value:
-            return 0
-        due = self._due
-        return (bisect_left(due, key) if due.__class__ is list else due.bisect_left(key)) + self._offset
+                    index = values.index(value)
+                else:
+                    heap = self.start_heap()
+        if heap is not None:
+            top = heap.top(priority)
+            if top is None:
+                return 0
+            key, value = top
+            due = self._due
+            index = bisect_left(due, key) if due.__class__ is list else due.bisect_left(key)
+        return 0 if self._offset and priority(CONTINUE) >= value else index + self._offset
 
     def thread(self, index: int) -> str:
         if self._offset and index == 0:
@@ -429,11 +425,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        if self._fifo:
-            creator = ""
-        else:  # (task_label, inlined)
-            task = current_task(self)
-            creator = task._agentsim_label if task.__class__ is _SimTask else _label(task)
+        creator = "" if self._fifo else _label(current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -667,7 +659,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         append_event = self._append_event
         append_deviation = self._core.trace.append_deviation
         repeat_last_answer = self._repeat_last_answer
-        plain_ranking = self._plain_ranking
+        next_choice_is_plain, priority_of = self._plain_ranking or (None, None)
         # The last choice was "continue the batch" and its options are unchanged since.
         continuing = False
         append_event(now)  # the tick of the task steps recorded below (compact form)
@@ -725,8 +717,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             if trusted is None:
                                 chosen = choose("timer", labels, fifo)  # checked and recorded by the core
                             else:
-                                if plain_ranking is not None and plain_ranking[0]():
-                                    chosen = labels.best(plain_ranking[1])  # PCT off its change points (policy.py)
+                                if next_choice_is_plain is not None and next_choice_is_plain():
+                                    chosen = labels.best(priority_of)  # PCT off its change points (policy.py)
                                 else:
                                     chosen = trusted("timer", labels)
                                 # Continuing leaves the options as they are (the due

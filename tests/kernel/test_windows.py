@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import agentsim
 from agentsim import timing
+from agentsim._kernel import windows as windows_module
 from agentsim._kernel.clock import TICKS_PER_SECOND
 
 STRATEGIES = [("fifo", 0), ("jitter", 1)] + [("random", seed) for seed in range(4)] + [("pct", seed) for seed in range(4)]
@@ -201,6 +202,72 @@ def test_a_windowed_sleep_can_be_cancelled(backend: str) -> None:
 
     for seed in range(3):
         assert agentsim.run(main, seed=seed, strategy="random", backend=backend) == pytest.approx(1.1)
+
+
+# Operations on the pending windowed timers: add (earliest offset, width,
+# nominal fraction), remove the n-th pending one, or ask for the options at
+# some instant with or without a point timer.
+_operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 40), st.integers(0, 40), st.floats(0, 1)),
+        st.tuples(st.just("remove"), st.integers(0, 50)),
+        st.tuples(st.just("options"), st.integers(0, 60), st.none() | st.integers(0, 80)),
+    ),
+    min_size=8,
+    max_size=60,
+)
+
+
+def _reference_options(pending: list[Any], now: int, point_at: int | None) -> list[tuple[int, int, Any, str, int]] | None:
+    """The options by their definition (windows.py), from the pending timers alone."""
+    if not pending:
+        return None
+    bound = min(timer.latest for timer in pending)
+    if point_at is not None:
+        bound = min(bound, point_at)
+    options = []
+    for timer in pending:
+        if timer.earliest <= bound:
+            nominal = max(timer.nominal, timer.earliest, now)
+            options.append((min(nominal, bound), timer.sequence, timer, timer.label, nominal))
+    if not options:
+        return None
+    if point_at == bound:
+        options.append((bound, -1, None, "point", bound))
+    return sorted(options, key=lambda option: (option[4], option[1]))
+
+
+@pytest.mark.parametrize(("sorted_from", "listed_below"), [(512, 128), (4, 2), (0, 0)], ids=["default", "switching", "sorted"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=_operations)
+def test_pending_windows_give_the_defined_options_in_either_form(monkeypatch: pytest.MonkeyPatch, sorted_from: int, listed_below: int, operations: list[Any]) -> None:
+    # Few pending timers live in plain sorted lists, many in SortedLists
+    # (switching at the thresholds, patched small here): the options must be
+    # the same whatever the form, and as defined.
+    monkeypatch.setattr(windows_module, "_SORTED_FROM", sorted_from)
+    monkeypatch.setattr(windows_module, "_LISTED_BELOW", listed_below)
+    timers = windows_module.WindowedTimers()
+    pending: list[Any] = []
+    for sequence, operation in enumerate(operations):
+        if operation[0] == "add":
+            _, earliest, width, fraction = operation
+            latest = earliest + width
+            nominal = min(latest, earliest + round(width * fraction))
+            pending.append(timers.add(earliest, nominal, latest, sequence, None, f"t{sequence}"))
+        elif operation[0] == "remove" and pending:
+            timer = pending.pop(operation[1] % len(pending))
+            timers.remove(timer)
+            timers.remove(timer)  # (twice is harmless)
+        elif operation[0] == "options":
+            _, now, point_at = operation
+            found = timers.options(now, point_at, -1, "point")
+            assert _as_tuples(found) == _reference_options(pending, now, point_at)
+        assert len(timers) == len(pending)
+        assert _as_tuples(timers.options(0, None, -1, "point")) == _reference_options(pending, 0, None)
+
+
+def _as_tuples(options: Any) -> list[tuple[int, int, Any, str, int]] | None:
+    return None if options is None else [tuple(option) for option in options.in_order]
 
 
 def test_delay_windows() -> None:

@@ -26,14 +26,16 @@ usual tie handling).
 
 Both backends keep their point timers in their own heaps; this module keeps
 the windowed ones, ordered by earliest and by latest instant, so the
-candidate query and the deadline are range queries (sortedcontainers).
+candidate query and the deadline are range queries: on sortedcontainers'
+SortedList once many are pending, on plain sorted lists while few are.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from sortedcontainers import SortedList
@@ -69,13 +71,6 @@ class WindowedTimer:
     #: Free for the scheduling policy: what it decided about this timer the
     #: first time it was a candidate (the random policy keeps its draw here).
     policy_state: Any = field(default=None)
-    #: Its sort keys in the two orders (computed once: read by a C getter).
-    by_earliest: tuple[int, int] = field(init=False)
-    by_latest: tuple[int, int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.by_earliest = (self.earliest, self.sequence)
-        self.by_latest = (self.latest, self.sequence)
 
 
 class Option(NamedTuple):
@@ -126,14 +121,28 @@ class OptionLabels(Sequence[str]):
         return None if timer is None else (timer.earliest, timer.nominal, timer.latest)
 
 
+#: An entry of either order: ``(instant, sequence, timer)``. Sequences are
+#: unique, so comparing two entries never reaches the timers.
+_Entry = tuple[int, int, WindowedTimer]
+
+#: From this many pending windowed timers on, both orders are SortedLists
+#: (O(log n) insertion and removal, range queries by bisection); below
+#: ``_LISTED_BELOW`` again, plain lists kept in order with ``bisect``, several
+#: times faster for the few a simulation usually has pending (a link's next
+#: delivery, a pacer's next chunk).
+_SORTED_FROM: Final = 512
+_LISTED_BELOW: Final = 128
+
+
 class WindowedTimers:
     """The pending windowed timers of one simulation."""
 
     __slots__ = ("_by_earliest", "_by_latest", "count")
 
     def __init__(self) -> None:
-        self._by_earliest: SortedList = SortedList(key=attrgetter("by_earliest"))
-        self._by_latest: SortedList = SortedList(key=attrgetter("by_latest"))
+        #: ``(earliest, sequence, timer)`` in order, and ``(latest, sequence, timer)``.
+        self._by_earliest: list[_Entry] | SortedList = []
+        self._by_latest: list[_Entry] | SortedList = []
         #: How many are pending: a plain attribute, which the backends read
         #: every time the clock may move (``len()`` is two Python calls).
         self.count = 0
@@ -144,18 +153,34 @@ class WindowedTimers:
     def add(self, earliest: int, nominal: int, latest: int, sequence: int, payload: Any, label: str) -> WindowedTimer:
         """Add a pending timer; ``earliest <= nominal <= latest`` (ticks)."""
         timer = WindowedTimer(earliest, nominal, latest, sequence, payload, label)
-        self._by_earliest.add(timer)
-        self._by_latest.add(timer)
+        by_earliest, by_latest = self._by_earliest, self._by_latest
+        if by_earliest.__class__ is list:
+            insort(by_earliest, (earliest, sequence, timer))
+            insort(by_latest, (latest, sequence, timer))
+            if self.count >= _SORTED_FROM:
+                self._by_earliest, self._by_latest = SortedList(by_earliest), SortedList(by_latest)
+        else:
+            by_earliest.add((earliest, sequence, timer))
+            by_latest.add((latest, sequence, timer))
         self.count += 1
         return timer
 
     def remove(self, timer: WindowedTimer) -> None:
         """Forget a timer (cancelled, or fired); removing twice is harmless."""
-        if timer.pending:
-            timer.pending = False
-            self._by_earliest.remove(timer)
-            self._by_latest.remove(timer)
-            self.count -= 1
+        if not timer.pending:
+            return
+        timer.pending = False
+        by_earliest, by_latest = self._by_earliest, self._by_latest
+        if by_earliest.__class__ is list:
+            # (A key is a prefix of its entry, so it sorts just before it.)
+            del by_earliest[bisect_left(by_earliest, (timer.earliest, timer.sequence))]
+            del by_latest[bisect_left(by_latest, (timer.latest, timer.sequence))]
+        else:
+            by_earliest.remove((timer.earliest, timer.sequence, timer))
+            by_latest.remove((timer.latest, timer.sequence, timer))
+            if self.count <= _LISTED_BELOW:
+                self._by_earliest, self._by_latest = list(by_earliest), list(by_latest)
+        self.count -= 1
 
     def options(self, now: int, point_at: int | None, point_sequence: int, point_label: str) -> OptionLabels | None:
         """The ways time can move next, in nominal order, or None when no
@@ -165,27 +190,29 @@ class WindowedTimers:
         ``point_at`` is the backend's earliest point deadline (None: none),
         ``point_sequence`` and ``point_label`` those of the timer behind it.
         """
-        if not self._by_latest:
+        if not self.count:
             return None
-        bound = self._by_latest[0].latest
+        bound = self._by_latest[0][0]
         if point_at is not None and point_at < bound:
             bound = point_at
         options = []
-        # (Iterating the list itself is a C iterator; a few timers are pending
-        # at a time, where irange_key's bisections cost more than they save.)
-        for timer in self._by_earliest:
-            if timer.earliest > bound:
+        # (Iterating the order itself is a C iterator (a SortedList's too): a
+        # few timers are candidates at a time, where bisecting costs more
+        # than it saves.)
+        for earliest, sequence, timer in self._by_earliest:
+            if earliest > bound:
                 break
-            start = timer.earliest if timer.earliest > now else now
+            start = earliest if earliest > now else now
             # Nominal order is by the nominal instant (never before now);
             # a timer picked out of that order fires by the deadline.
             nominal = timer.nominal if timer.nominal > start else start
-            options.append(Option(nominal if nominal < bound else bound, timer.sequence, timer, timer.label, nominal))
+            options.append(Option(nominal if nominal < bound else bound, sequence, timer, timer.label, nominal))
         if not options:
             return None
         if point_at == bound:
             options.append(Option(bound, point_sequence, None, point_label, bound))
-        options.sort(key=_NOMINAL_ORDER)
+        if len(options) > 1:
+            options.sort(key=_NOMINAL_ORDER)
         return OptionLabels(options, bound)
 
 

@@ -160,8 +160,8 @@ class WindowedTimers:
             if self.count >= _SORTED_FROM:
                 self._by_earliest, self._by_latest = SortedList(by_earliest), SortedList(by_latest)
         else:
-            by_earliest.add((earliest, sequence, timer))
-            by_latest.add((latest, sequence, timer))
+            by_earliest.add((earliest, sequence, timer))  # type: ignore[union-attr]
+            by_latest.add((latest, sequence, timer))  # type: ignore[union-attr]
         self.count += 1
         return timer
 

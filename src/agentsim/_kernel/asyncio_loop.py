@@ -576,10 +576,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             options = self._windows.options(clock.ticks, None, 0, "")
         if options is None:
             return False
+        in_order = options.in_order
         chosen = 0
-        if len(options) > 1 and not self._fifo:
+        if len(in_order) > 1 and not self._fifo:
             chosen = self._core.choose("window", options)
-        option = options.in_order[chosen]
+        option = in_order[chosen]
         if (limit := clock.limit_ticks) is not None and option.at > limit:
             self._core.abort(self._limit_error(option.at))
             if not self._ready:
@@ -593,7 +594,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # Nominal timing: every timer nominally due now fires in this
             # batch, in scheduling order, as plain timers of one instant do.
             nominal = option.nominal
-            fired = list(itertools.takewhile(lambda other: other.nominal == nominal, options.in_order))
+            fired = list(itertools.takewhile(lambda other: other.nominal == nominal, in_order))
         entries: list[TimerEntry] = []
         for each in fired:
             timer = each.timer
@@ -609,7 +610,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         self._cancelled_timers -= 1
                     else:
                         entries.append(entry)
-        entries.sort(key=_SEQUENCE)
+        if len(entries) > 1:
+            entries.sort(key=_SEQUENCE)
         if self._fifo:
             self._ready.extend(entry[2] for entry in entries)
         else:

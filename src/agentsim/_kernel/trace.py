@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .choices import ChoiceLog, running_hash
+from .choices import KIND_CODES, ChoiceLog, running_hash
 from .clock import TICKS_PER_SECOND
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
@@ -137,7 +137,8 @@ class Trace:
         the compact form of :func:`deviation_event`, put in words when read)."""
         if options is None:
             options = len(labels)
-        self.choices.append(kind, options, chosen, fifo)
+        # (ChoiceLog.append, inlined: a window choice falls on every move of time.)
+        self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
         if chosen == fifo:
             return
         window = getattr(labels, "window", None)

@@ -33,7 +33,7 @@ SortedList once many are pending, on plain sorted lists while few are.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Final, NamedTuple
@@ -103,6 +103,10 @@ class OptionLabels(Sequence[str]):
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
         return self._options[index].label
+
+    def __iter__(self) -> Iterator[str]:
+        # (Sequence's own __iter__ indexes until IndexError, in Python.)
+        return map(_LABEL, self._options)
 
     @property
     def in_order(self) -> list[Option]:
@@ -218,3 +222,5 @@ class WindowedTimers:
 
 #: Nominal order: by nominal instant, then by scheduling order.
 _NOMINAL_ORDER: Final = itemgetter(4, 1)
+#: An option's label.
+_LABEL: Final = itemgetter(3)

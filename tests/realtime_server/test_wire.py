@@ -8,6 +8,7 @@ answer, barge-in, hang-up) runs on the SDK's ``OpenAIRealtimeWebSocketModel``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -23,6 +24,8 @@ from pydantic import TypeAdapter
 
 import agentsim
 from agentsim.audio import SimulatedPlayer
+from agentsim.audio.pcm import tone_chunks
+from agentsim.realtime.server import _events
 from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, SimulatedWebSocket, raw_server_event
 from agentsim.timing import uniform
 
@@ -103,6 +106,16 @@ def test_every_message_on_the_wire_is_a_valid_ga_realtime_event(wire: dict[str, 
     } <= kinds
     client_kinds = {event["type"] for event in wire["client"]}
     assert {"session.update", "conversation.item.create", "response.create", "conversation.item.truncate"} <= client_kinds
+
+
+@pytest.mark.parametrize("chunk", [b"", b"\x01", bytes(range(256)) * 7, tone_chunks(0.1, 960)[1]], ids=["empty", "one byte", "every byte", "tone"])
+@pytest.mark.parametrize("item_id", ["item_sim000003", 'it"em\\ \u00e9\n'], ids=["plain id", "id needing escapes"])
+def test_an_audio_delta_is_encoded_exactly_as_json_dumps_would(chunk: bytes, item_id: str) -> None:
+    # Audio deltas are spliced together (the audio is not scanned by the JSON
+    # encoder); the text must be what json.dumps makes of the event.
+    message = _events.audio_delta_message("event_sim000007", "resp_sim000002", item_id, chunk)
+    assert message == json.dumps(_events.audio_delta("event_sim000007", "resp_sim000002", item_id, chunk))
+    assert SERVER_EVENTS.validate_python(json.loads(message)).delta == base64.b64encode(chunk).decode("ascii")
 
 
 def test_tool_round_trip_on_the_real_adapter() -> None:

@@ -8,7 +8,9 @@ the real adapter validates them again when it parses them).
 from __future__ import annotations
 
 import base64
+import functools
 import itertools
+import json
 from typing import Any
 
 Event = dict[str, Any]
@@ -97,7 +99,23 @@ def content_part(kind: str, event_id: str, response_id: str, item_id: str, trans
 
 
 def audio_delta(event_id: str, response_id: str, item_id: str, chunk: bytes) -> Event:
-    return content_event("response.output_audio.delta", event_id, response_id, item_id, delta=base64.b64encode(chunk).decode("ascii"))
+    return content_event("response.output_audio.delta", event_id, response_id, item_id, delta=_base64(chunk))
+
+
+def audio_delta_message(event_id: str, response_id: str, item_id: str, chunk: bytes) -> str:
+    """``json.dumps(audio_delta(...))``, without the JSON encoder scanning the
+    audio: base64 needs no escaping, so the delta is spliced in after the
+    other fields (it is the last key). Most of what a long call sends is
+    audio: encoding it char by char was a third of the simulation's cost."""
+    head = json.dumps(content_event("response.output_audio.delta", event_id, response_id, item_id))
+    return f'{head[:-1]}, "delta": "{_base64(chunk)}"}}'
+
+
+@functools.lru_cache(maxsize=256)
+def _base64(chunk: bytes) -> str:
+    # Cached: a scripted answer's audio is a periodic tone (audio/pcm.py), so
+    # its full chunks repeat (25 distinct 40 ms chunks of a 220 Hz tone).
+    return base64.b64encode(chunk).decode("ascii")
 
 
 def arguments_done(event_id: str, response_id: str, item_id: str, call_id: str, name: str, arguments: str) -> Event:

@@ -307,10 +307,13 @@ class SimulatedRealtimeServer:
         record_event(direction, kind)
 
     def _send(self, event: dict[str, Any]) -> None:
+        self._send_message(event["type"], json.dumps(event))
+
+    def _send_message(self, kind: str, message: str) -> None:
+        """Send an event already encoded (``kind``: its type)."""
         wire = self._wire
         if wire is None or self.closed:
             return  # the server never speaks on a closed connection
-        kind, message = event["type"], json.dumps(event)
         self._downstream.send(lambda: self._deliver(wire, kind, message))
 
     def _send_together(self, events: list[dict[str, Any]]) -> None:
@@ -621,7 +624,7 @@ class SimulatedRealtimeServer:
         pacer = Pacer(self.audio_chunk_ms / 1000, self.generation_speed, name="generation_speed")
         for index, chunk in enumerate(chunks):
             await pacer.until(index)
-            self._send(ev.audio_delta(self._ids.next("event"), response.id, item_id, chunk))
+            self._send_message("response.output_audio.delta", ev.audio_delta_message(self._ids.next("event"), response.id, item_id, chunk))
             self._audio_produced = True
             self._audio_sent_ms[item_id] += len(chunk) / 48
             for word in words[math.floor(index * len(words) / len(chunks)) : math.floor((index + 1) * len(words) / len(chunks))]:

@@ -210,7 +210,7 @@ class WindowedTimers:
             # Nominal order is by the nominal instant (never before now);
             # a timer picked out of that order fires by the deadline.
             nominal = timer.nominal if timer.nominal > start else start
-            options.append(Option(nominal if nominal < bound else bound, sequence, timer, timer.label, nominal))
+            options.append(_new_option(Option, (nominal if nominal < bound else bound, sequence, timer, timer.label, nominal)))
         if not options:
             return None
         if point_at == bound:
@@ -224,3 +224,6 @@ class WindowedTimers:
 _NOMINAL_ORDER: Final = itemgetter(4, 1)
 #: An option's label.
 _LABEL: Final = itemgetter(3)
+#: ``Option(*fields)`` in C: a named tuple's own ``__new__`` is a Python
+#: function, and options are built every time time moves past a window.
+_new_option: Final = tuple.__new__

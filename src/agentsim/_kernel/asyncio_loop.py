@@ -516,7 +516,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 self._clock.ticks = ticks
                 self._now = ticks / TICKS_PER_SECOND
         if not self._fifo:
-            self._run_instant_with_policy()
+            now = self._clock.ticks
+            self._append_event(now)  # the tick of the task steps recorded below (compact form)
+            # Most instants leave the policy nothing to decide: they run as
+            # on the FIFO path, without the general loop's set-up.
+            if self._due or self._batch_left or not self._run_batches_without_choices(now):
+                self._run_instant_with_policy(now)
             return
         # FIFO, asyncio's own rule: fire every due timer in schedule order,
         # then run the batch that was ready at that point; repeat while this
@@ -636,7 +641,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._core.wall_time_exceeded():
             self._core.abort(self._core.wall_timeout_error())
 
-    def _run_instant_with_policy(self) -> None:
+    def _run_instant_with_policy(self, now: int) -> None:
         """This instant's steps when the policy decides: each step fires a due
         timer or runs one callback (all in this one turn, as the FIFO path
         does, not one trip through ``run_forever`` per step).
@@ -652,7 +657,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         schedule is "FIFO plus these deviations".
         """
         due, ready = self._due, self._ready
-        now = self._clock.ticks
         choose = self._core.choose
         uniforms = self._uniforms
         trusted = self._core.trusted_choice
@@ -664,9 +668,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         next_choice_is_plain, priority_of = self._plain_ranking or (None, None)
         # The last choice was "continue the batch" and its options are unchanged since.
         continuing = False
-        append_event(now)  # the tick of the task steps recorded below (compact form)
-        if not due and not self._batch_left and self._run_batches_without_choices(now):
-            return
         # Callbacks of the current batch not yet run, kept in a local while
         # this instant runs (nothing else changes it meanwhile).
         batch_left = self._batch_left

@@ -307,7 +307,8 @@ class SimulatedRealtimeServer:
         record_event(direction, kind)
 
     def _send(self, event: dict[str, Any]) -> None:
-        self._send_message(event["type"], json.dumps(event))
+        if self._wire is not None and not self.closed:  # (no encoding for a closed connection)
+            self._send_message(event["type"], json.dumps(event))
 
     def _send_message(self, kind: str, message: str) -> None:
         """Send an event already encoded (``kind``: its type)."""

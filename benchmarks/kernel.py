@@ -18,7 +18,8 @@ goal: a choice point must not cost more with more options). Waking thousands
 of tasks in a random order costs more on any loop than in creation order
 (their frames are no longer visited in the order they lie in memory): the
 tuned loop waking them shuffled (``minimal_loop.ShuffledTunedLoop``) is
-shown as that order's floor, beside the plain one.
+shown as that order's floor, beside the plain one; on trio, trio's own
+MockClock with its deterministic-scheduling mode, which shuffles every batch.
 
 Each contender runs ``--repeat`` times, the contenders taking turns; the best
 time counts (least disturbed by other load on a shared machine). Results are
@@ -126,6 +127,24 @@ def interleaved_best(runs: dict[str, Callable[[], None]], repeat: int) -> dict[s
     return best
 
 
+def trio_shuffled(main: Callable[[], object]) -> None:
+    """``main`` on trio's MockClock, each batch of runnable tasks run in a
+    seeded random order: trio's own deterministic-scheduling mode (the one
+    pytest-trio turns on under Hypothesis), which sorts a batch and shuffles
+    it with the module's ``_r``. The floor beside trio random, as the
+    shuffled tuned loop is beside asyncio random."""
+    import random
+
+    import trio._core._run as trio_run
+
+    saved = trio_run._ALLOW_DETERMINISTIC_SCHEDULING, trio_run._r
+    trio_run._ALLOW_DETERMINISTIC_SCHEDULING, trio_run._r = True, random.Random(1)
+    try:
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))  # type: ignore[arg-type]
+    finally:
+        trio_run._ALLOW_DETERMINISTIC_SCHEDULING, trio_run._r = saved
+
+
 def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
     """Microseconds per wake-up when ``width`` tasks wake at every instant."""
     widths = (10, 100, 1_000, 10_000)
@@ -134,8 +153,6 @@ def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
     for backend in ("asyncio", "trio"):
         # The floor of each backend first: what the wake-up costs without agentsim.
         for strategy in ("floor", "shuffled floor", "fifo", "random", "pct"):
-            if strategy == "shuffled floor" and backend == "trio":
-                continue
             costs = []
             for width in widths:
                 rounds = max(4, wakeups // width)
@@ -145,8 +162,10 @@ def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
                     main = program(width, rounds)
                     if strategy == "floor" and backend == "asyncio":
                         return best_of(lambda: run_minimal(main, tuned=True), repeat)  # type: ignore[arg-type]
-                    if strategy == "shuffled floor":
+                    if strategy == "shuffled floor" and backend == "asyncio":
                         return best_of(lambda: run_minimal(main, shuffled=True), repeat)  # type: ignore[arg-type]
+                    if strategy == "shuffled floor":
+                        return best_of(lambda: trio_shuffled(main), repeat)
                     if strategy == "floor":
                         return best_of(lambda: trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)), repeat)
                     return best_of(lambda: agentsim.run(main, backend=backend, strategy=strategy, seed=1, wall_timeout=None), repeat)
@@ -155,7 +174,8 @@ def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
                 costs.append((timed(2 * rounds) - timed(rounds)) / (width * rounds) * 1e6)
             cells = "".join(f"{cost:>11.1f}" for cost in costs)
             floors = {"asyncio": "tuned minimal loop", "trio": "trio MockClock"}
-            name = floors[backend] if strategy == "floor" else "tuned loop, shuffled" if strategy == "shuffled floor" else f"{backend} {strategy}"
+            shuffled = {"asyncio": "tuned loop, shuffled", "trio": "trio Mock, shuffled"}
+            name = floors[backend] if strategy == "floor" else shuffled[backend] if strategy == "shuffled floor" else f"{backend} {strategy}"
             print(f"{name:<26}{cells}{costs[-1] / costs[0]:>9.2f}x")
 
 

@@ -205,3 +205,44 @@ def test_a_random_policy_template_pickles_and_copies_to_the_same_schedule() -> N
     runs = [agentsim.simulate(program, strategy=policy) for policy in (Random(7), pickle.loads(pickle.dumps(Random(7))), copy.deepcopy(Random(7)))]
     assert len({(tuple(run.value or ()), run.trace.digest()) for run in runs}) == 1
     assert runs[0].trace.choices.deviations  # the schedule is not FIFO's
+
+
+class AskedRandom(RandomPolicy):
+    """The random policy asked through ``choose`` at every choice (a subclass
+    that overrides it): the general path, which the backends' own uniform
+    draws must match choice for choice."""
+
+    def choose(self, kind: str, labels: Sequence[str]) -> int:  # type: ignore[override]
+        return super().choose(kind, labels)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("width", [3, 70, 300])
+def test_random_draws_taken_by_the_backend_match_the_policy_asked(width: int, backend: str) -> None:
+    """The backends draw the random policy's uniforms themselves on their hot
+    paths (trio: a batch's order over a plain list, or a SortedList from 64
+    tasks on): the same schedule, choices and deviations as asking the
+    policy at every choice, seeds 1-3."""
+
+    async def main() -> list[int]:
+        woke: list[int] = []
+
+        async def worker(number: int) -> None:
+            for round_ in range(3):
+                await anyio.sleep(0.01 if number % 3 else 0.02)
+                woke.append(number)
+
+        async with anyio.create_task_group() as group:
+            for number in range(width):
+                group.start_soon(worker, number)
+        return woke
+
+    for seed in (1, 2, 3):
+        fast = agentsim.simulate(main, strategy="random", seed=seed, backend=backend)
+        asked = agentsim.simulate(main, strategy=AskedRandom(seed), seed=seed, backend=backend)
+        assert fast.ok and asked.ok
+        assert fast.value == asked.value and fast.value != sorted(fast.value or [])
+        assert fast.trace.digest() == asked.trace.digest()
+        assert fast.trace.deviations == asked.trace.deviations
+        # Each deviation's report too: what ran instead of what.
+        assert fast.trace.format(last=None) == asked.trace.format(last=None)
+        assert "(fifo " in fast.trace.format(last=None)

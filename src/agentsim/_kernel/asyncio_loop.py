@@ -695,10 +695,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         else:
                             self._add_due(entry)
                     count = len(due)
-                    if count > _SORTED_DUE_ABOVE:
-                        if due.__class__ is list:
+                    if due.__class__ is list:
+                        if count > _SORTED_DUE_ABOVE:
                             due = self._set_due(SortedList(due))
-                    elif due.__class__ is not list and count < _LISTED_DUE_BELOW:
+                    elif count < _LISTED_DUE_BELOW:
                         due = self._set_due(list(due))
                     batch_left = len(ready)
                 if count:
@@ -760,9 +760,16 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         self._run_ready(1, append_event)
                 else:
                     # Nothing to decide until the batch ends (timers falling due
-                    # meanwhile wait for the next one): run it as FIFO does.
+                    # meanwhile wait for the next one): run it as FIFO does;
+                    # and the batches after it, as long as they leave nothing
+                    # to decide (most of an instant's, once its timers fired).
                     self._run_ready(batch_left, append_event)
                     batch_left = 0
+                    if self._stopping or not (ready or ((timers := self._timers) and timers[0][0] <= now)):
+                        return
+                    if self._run_batches_without_choices(now):
+                        return
+                    continue  # a batch with a choice in it: collected above
                 if self._stopping or not (ready or count or ((timers := self._timers) and timers[0][0] <= now)):
                     return
         finally:

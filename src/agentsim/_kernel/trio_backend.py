@@ -301,28 +301,49 @@ class _PolicyShuffler(random.Random):
             self._extend(in_order)
             batch.reverse()
             return
-        labels = _BatchLabels([self.label(task) for task in batch])  # once per batch
-        order = []
         uniforms = self._uniforms
         if uniforms is not None:
-            # Uniform picks drawn here, recorded compactly (choices.py, trace.py).
-            record_choice = core.trace.choices.pending.extend
-            append_deviation = core.trace.append_deviation
-            ticks = core.clock.ticks
-            while (options := len(labels)) > 1:
-                chosen = int(uniforms() * options)
-                record_choice((1, options, chosen, 0))
-                if chosen:
-                    append(None)  # (trace.py: a deviation)
-                    append_deviation((ticks, "choice", labels[chosen], "batch", chosen, options, 0, labels[0]))
-                order.append(batch[labels.take(chosen)])
-        else:
-            while len(labels) > 1:
-                order.append(batch[labels.take(core.choose("batch", labels))])
+            self._shuffle_uniformly(batch, uniforms)
+            return
+        labels = _BatchLabels([self.label(task) for task in batch])  # once per batch
+        order = []
+        while len(labels) > 1:
+            order.append(batch[labels.take(core.choose("batch", labels))])
         order.append(batch[labels.take(0)])
         for task in order:
             append(self.label(task))
         batch[:] = reversed(order)
+
+    def _shuffle_uniformly(self, batch: list[Any], uniforms: Callable[[], float]) -> None:
+        """The random policy's order for a batch: option ``int(u * options)``
+        of the tasks not yet ordered, as :class:`_BatchLabels` would offer
+        them, drawn and recorded compactly here (choices.py, trace.py)."""
+        core = self._core
+        try:
+            labels = list(map(self._labels.__getitem__, batch))  # (one C pass, as FIFO's)
+        except KeyError:
+            labels = [self.label(task) for task in batch]
+        # Positions not yet ordered, in batch order: a plain list below
+        # ``_SORTED_FROM`` (its C memmove beats a SortedList's Python there).
+        remaining: Any = list(range(len(batch))) if len(batch) < _SORTED_FROM else SortedList(range(len(batch)))
+        record_choice = core.trace.choices.pending.extend
+        append_deviation = core.trace.append_deviation
+        append = self._append
+        ticks = core.clock.ticks
+        order = []
+        for options in range(len(batch), 1, -1):
+            chosen = int(uniforms() * options)
+            record_choice((1, options, chosen, 0))
+            position = remaining.pop(chosen)
+            if chosen:
+                # (The first remaining is FIFO's option: unmoved by this pop.)
+                append(None)  # (trace.py: a deviation)
+                append_deviation((ticks, "choice", labels[position], "batch", chosen, options, 0, labels[remaining[0]]))
+            order.append(position)
+        order.append(remaining[0])
+        for position in order:
+            append(labels[position])
+        batch[:] = [batch[position] for position in reversed(order)]
 
 
 class _Lifecycle(trio.abc.Instrument):

@@ -202,15 +202,17 @@ def test_pct_repeats_an_answer_only_until_a_change_point() -> None:
     assert not policy.repeat_last_answer()  # a change passed since that answer
 
 
-@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "scan", "batches without choices"])
+@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "settled", "scan", "batches without choices"])
 def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop's PCT shortcuts leave every schedule what plainly asking the
     policy through the rank heap gives (seeds 1-4, default and deep PCT;
     timers falling due mid-instant, a task's sleep and timeout due together,
     cancels): skipping the ranking while a batch runs on unchanged options
     (``repeat_last_answer``), ranking off change points in the loop
-    (``next_choice_is_plain``), scanning a few due timers instead of a heap,
-    running an instant's batches on the FIFO path while they hold no choice."""
+    (``next_choice_is_plain``), both read off ``PCTPolicy.settled`` once the
+    change points have passed (and the one-due-timer question ranked
+    inline), scanning a few due timers instead of a heap, running an
+    instant's batches on the FIFO path while they hold no choice."""
     import agentsim._kernel.asyncio_loop as loop_module
 
     async def main(width: int) -> list[int]:
@@ -242,6 +244,8 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
                 patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
             elif shortcut == "plain ranking":
                 patched.setattr(loop_module, "plain_ranking", lambda policy: None)
+            elif shortcut == "settled":
+                patched.setattr(loop_module, "settling_pct", lambda policy: None)
             elif shortcut == "batches without choices":
                 patched.setattr(loop_module.VirtualEventLoop, "_run_batches_without_choices", lambda self, now: False)
             else:
@@ -249,3 +253,4 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
             asked = agentsim.simulate(main, width, strategy=strategy, seed=seed)
         assert taken.ok and taken.value == asked.value
         assert taken.trace.digest() == asked.trace.digest() and taken.choice_points == asked.choice_points
+        assert taken.trace.format(last=None) == asked.trace.format(last=None)  # the reports too

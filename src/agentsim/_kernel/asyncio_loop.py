@@ -42,7 +42,7 @@ from sortedcontainers import SortedList
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, plain_ranking, uniform_draws
+from .policy import CONTINUE, plain_ranking, settling_pct, uniform_draws
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -382,6 +382,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: PCT's "is the next choice a plain ranking?" and its priorities:
         #: the loop then ranks its options itself (ranking.py), no ``choose``.
         self._plain_ranking = plain_ranking(core.policy) if core.trusted_choice and self._ranked_labels is not None else None
+        #: PCT once settled (policy.py): its answers are then rankings alone.
+        self._settling = settling_pct(core.policy) if self._plain_ranking is not None else None
         #: Appends a choice's four integers to the choice log (choices.py).
         self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
@@ -667,6 +669,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         append_deviation = self._core.trace.append_deviation
         repeat_last_answer = self._repeat_last_answer
         next_choice_is_plain, priority_of = self._plain_ranking or (None, None)
+        settling = self._settling
         # The last choice was "continue the batch" and its options are unchanged since.
         continuing = False
         # Callbacks of the current batch not yet run, kept in a local while
@@ -710,7 +713,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         options = count + fifo
                         if uniforms is not None:
                             chosen = int(uniforms() * options)
-                        elif continuing and fifo and repeat_last_answer():  # type: ignore[misc]
+                        elif continuing and fifo and ((settling is not None and settling.settled) or repeat_last_answer()):  # type: ignore[misc]
                             chosen = 0  # the same options, the same answer (policy.py)
                         else:
                             labels: _TimerChoiceLabels | None = self._ranked_labels
@@ -721,7 +724,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             if trusted is None:
                                 chosen = choose("timer", labels, fifo)  # checked and recorded by the core
                             else:
-                                if next_choice_is_plain is not None and next_choice_is_plain():
+                                if settling is not None and settling.settled and count == 1 and ranked.heap is None:
+                                    # PCT's usual question, ranked inline as best() does
+                                    # (the same lookups, in the same order): continue, or
+                                    # fire the one due timer (count 1: a batch is running)?
+                                    value = priority_of(due[0][3] or "-")  # type: ignore[misc]
+                                    chosen = 0 if priority_of(CONTINUE) >= value else 1  # type: ignore[misc]
+                                elif next_choice_is_plain is not None and ((settling is not None and settling.settled) or next_choice_is_plain()):
                                     chosen = labels.best(priority_of)  # PCT off its change points (policy.py)
                                 else:
                                     chosen = trusted("timer", labels)

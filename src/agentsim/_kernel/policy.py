@@ -296,6 +296,12 @@ class PCTPolicy(SchedulingPolicy):
         self._changes = 0
         #: How many change points had passed when the last answer was chosen.
         self._answered_at_change = 0
+        #: True once every change point has passed and an answer was ranked
+        #: since the last: from then on every answer is the best-ranked option
+        #: and :meth:`repeat_last_answer` and :meth:`next_choice_is_plain`
+        #: always say True, so a backend may skip asking them (see
+        #: :func:`settling_pct`). (An attribute: read at every step.)
+        self.settled = not self._change_points
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         self._step += 1
@@ -315,6 +321,8 @@ class PCTPolicy(SchedulingPolicy):
             self._change_points.pop(0)
             self._changes += 1
             self._priorities[winner] = self.depth - self._changes
+        else:
+            self.settled = not self._change_points
         return chosen
 
     def repeat_last_answer(self) -> bool:
@@ -344,6 +352,7 @@ class PCTPolicy(SchedulingPolicy):
             return False
         self._step = step
         self._answered_at_change = self._changes
+        self.settled = not self._change_points
         return True
 
     @property
@@ -373,6 +382,24 @@ def plain_ranking(policy: SchedulingPolicy) -> tuple[Callable[[], bool], Priorit
     if isinstance(policy, PCTPolicy) and type(policy).choose is PCTPolicy.choose:
         return policy.next_choice_is_plain, policy.priority
     return None
+
+
+def settling_pct(policy: SchedulingPolicy) -> PCTPolicy | None:
+    """The :class:`PCTPolicy` whose :attr:`~PCTPolicy.settled` a backend may
+    read instead of asking :meth:`~PCTPolicy.repeat_last_answer` and
+    :meth:`~PCTPolicy.next_choice_is_plain` (their answers are then True;
+    only the step count they keep, which nothing reads once no change point
+    is left, goes unkept); None for any other policy, or a subclass that
+    changes how it chooses or answers them."""
+    if isinstance(policy, PCTPolicy) and tuple(getattr(type(policy), name, None) for name in _PCT_ANSWERS) == _PCT_OWN_ANSWERS:
+        return policy
+    return None
+
+
+#: What :func:`settling_pct` requires to be PCT's own (a policy whose class
+#: replaces or drops one of them is asked as it says).
+_PCT_ANSWERS: Final = ("choose", "repeat_last_answer", "next_choice_is_plain")
+_PCT_OWN_ANSWERS: Final = tuple(getattr(PCTPolicy, name) for name in _PCT_ANSWERS)
 
 
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.

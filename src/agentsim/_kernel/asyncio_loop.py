@@ -428,7 +428,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        creator = "" if self._fifo else _label(current_task(self))
+        # (task_label inlined for the usual creator, a simulation's task.)
+        creator = "" if self._fifo else (task._agentsim_label if (task := current_task(self)).__class__ is _SimTask else _label(task))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 

@@ -776,6 +776,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     # to decide (most of an instant's, once its timers fired).
                     self._run_ready(batch_left, append_event)
                     batch_left = 0
+                    # (The instant's end is checked here: the runner would count
+                    # an empty batch toward maintenance, moving the trace's chunks.)
                     if self._stopping or not (ready or ((timers := self._timers) and timers[0][0] <= now)):
                         return
                     if self._run_batches_without_choices(now):

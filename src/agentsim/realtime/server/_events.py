@@ -106,7 +106,7 @@ def audio_delta_message(event_id: str, response_id: str, item_id: str, chunk: by
     """``json.dumps(audio_delta(...))``, without the JSON encoder scanning the
     audio: base64 needs no escaping, so the delta is spliced in after the
     other fields (it is the last key). Most of what a long call sends is
-    audio: encoding it char by char was a third of the simulation's cost."""
+    audio: encoding it char by char was a sixth of a long call's instructions."""
     head = json.dumps(content_event("response.output_audio.delta", event_id, response_id, item_id))
     return f'{head[:-1]}, "delta": "{_base64(chunk)}"}}'
 

@@ -547,7 +547,17 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     self._cancelled_timers -= 1
                     continue
                 ready.append(handle)
-            self._run_ready(len(ready), append_event)
+            # The batch, as _run_ready runs it (inlined: a call per batch is
+            # ~3% of a wake-up on the FIFO path).
+            for _ in range(len(ready)):
+                handle = ready.popleft()
+                if not handle._cancelled:
+                    callback = handle._callback
+                    if callback.__class__ is not _FunctionType:
+                        owner = getattr(callback, "__self__", None)
+                        if owner.__class__ is _SimTask:
+                            append_event(owner._agentsim_label)
+                    handle._run()
             if not ready or self._stopping:
                 return
 

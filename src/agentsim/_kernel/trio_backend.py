@@ -272,6 +272,13 @@ class _PolicyShuffler(random.Random):
 
     def shuffle(self, batch: list[Any]) -> None:  # type: ignore[override]
         core = self._core
+        if not batch:
+            # Trio's turn that jumps the clock runs nothing: the new tick
+            # goes on the trace as below, with none of the rest's work.
+            if (ticks := core.clock.ticks) != self._last_tick:
+                self._append(ticks)
+                self._last_tick = ticks
+            return
         self._steps += len(batch)
         if self._steps >= _WALL_CHECK_EVERY:
             self._steps = 0
@@ -286,10 +293,9 @@ class _PolicyShuffler(random.Random):
             append(ticks)
             self._last_tick = ticks
         # Trio runs the batch by popping from the end.
-        if len(batch) < 2:
-            if batch:
-                task = batch[0]
-                append(self._labels.get(task) or self.label(task))
+        if len(batch) == 1:
+            task = batch[0]
+            append(self._labels.get(task) or self.label(task))
             return
         if self._fifo:
             # The order they will run in, labelled in one C pass (every task

@@ -391,9 +391,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._task_numbers = itertools.count(1)
         self._countdown = _MAINTAIN_EVERY
         #: The policy loop's locals that never change during a run (_run_instant_with_policy).
+        next_choice_is_plain, priority_of = self._plain_ranking or (None, None)
         self._policy_locals = (
             core.choose, self._uniforms, core.trusted_choice, self._ranked_labels, self._record_choice, self._append_event,
-            core.trace.append_deviation, self._repeat_last_answer, *(self._plain_ranking or (None, None)), self._settling,
+            core.trace.append_deviation, self._repeat_last_answer, next_choice_is_plain, priority_of, self._settling,
         )  # fmt: skip
         #: Called when no callback is ready and no timer is left.
         self.on_idle: Callable[[], None] = self.stop
@@ -676,8 +677,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         schedule is "FIFO plus these deviations".
         """
         due, ready = self._due, self._ready
-        # What the loop reads from its policy and trace, fixed for the run
-        # (one unpacking: set up once per instant, it is ~4% of a wake-up).
+        # What the loop reads from its policy and trace, fixed for the run:
+        # one unpacking, not eleven attribute reads per instant (~1% of a wake-up).
         (choose, uniforms, trusted, ranked, record_choice, append_event, append_deviation,
          repeat_last_answer, next_choice_is_plain, priority_of, settling) = self._policy_locals  # fmt: skip
         # The last choice was "continue the batch" and its options are unchanged since.

@@ -38,6 +38,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Hashable, TypeVar
 
 import trio
 import trio.testing
@@ -48,6 +49,9 @@ import agentsim  # noqa: E402
 from minimal_loop import run_minimal  # noqa: E402
 
 SLEEP = 0.02
+
+#: What a benchmark's runs are named by (a contender, or a contender and a length).
+Key = TypeVar("Key", bound=Hashable)
 
 
 def asyncio_program(tasks: int, sleeps: int) -> Callable[[], object]:
@@ -113,7 +117,7 @@ def best_of(fn: Callable[[], None], repeat: int) -> float:
     return best
 
 
-def interleaved_best(runs: dict[str, Callable[[], None]], repeat: int) -> dict[str, float]:
+def interleaved_best(runs: dict[Key, Callable[[], None]], repeat: int) -> dict[Key, float]:
     """Each run's best time over ``repeat`` rounds, every round running each
     once in turn: a burst of load on the shared machine then slows one round
     of every contender, not every repetition of one."""
@@ -145,38 +149,49 @@ def trio_shuffled(main: Callable[[], object]) -> None:
         trio_run._ALLOW_DETERMINISTIC_SCHEDULING, trio_run._r = saved
 
 
+def _width_contender(backend: str, strategy: str, main: Callable[[], object]) -> Callable[[], None]:
+    """One run of ``main`` by one contender of the width table."""
+    if backend == "asyncio" and strategy == "floor":
+        return lambda: run_minimal(main, tuned=True)  # type: ignore[arg-type]
+    if backend == "asyncio" and strategy == "shuffled floor":
+        return lambda: run_minimal(main, shuffled=True)  # type: ignore[arg-type]
+    if strategy == "shuffled floor":
+        return lambda: trio_shuffled(main)
+    if strategy == "floor":
+        return lambda: trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))  # type: ignore[arg-type]
+    return lambda: agentsim.run(main, backend=backend, strategy=strategy, seed=1, wall_timeout=None)  # type: ignore[arg-type]
+
+
 def wakeup_cost_by_width(repeat: int, wakeups: int) -> None:
-    """Microseconds per wake-up when ``width`` tasks wake at every instant."""
+    """Microseconds per wake-up when ``width`` tasks wake at every instant.
+
+    At each width every contender of a backend runs in turn, each round
+    (``interleaved_best``), so a burst of load on the machine slows a round
+    of all of them rather than one contender's whole row: the rows' growth
+    from 10 to 10,000 tasks is then compared on equal terms."""
     widths = (10, 100, 1_000, 10_000)
+    strategies = ("floor", "shuffled floor", "fifo", "random", "pct")
+    floors = {"asyncio": "tuned minimal loop", "trio": "trio MockClock"}
+    shuffled = {"asyncio": "tuned loop, shuffled", "trio": "trio Mock, shuffled"}
     print(f"\n== cost of one wake-up (us) when N tasks wake together (~{wakeups:,} wake-ups per run, spawning excluded)")
     print(f"{'backend/strategy':<26}" + "".join(f"{f'N={width:,}':>11}" for width in widths) + f"{'10k / 10':>10}")
     for backend in ("asyncio", "trio"):
-        # The floor of each backend first: what the wake-up costs without agentsim.
-        for strategy in ("floor", "shuffled floor", "fifo", "random", "pct"):
-            costs = []
-            for width in widths:
-                rounds = max(4, wakeups // width)
-                program = asyncio_program if backend == "asyncio" else trio_program
-
-                def timed(rounds: int, width: int = width) -> float:
-                    main = program(width, rounds)
-                    if strategy == "floor" and backend == "asyncio":
-                        return best_of(lambda: run_minimal(main, tuned=True), repeat)  # type: ignore[arg-type]
-                    if strategy == "shuffled floor" and backend == "asyncio":
-                        return best_of(lambda: run_minimal(main, shuffled=True), repeat)  # type: ignore[arg-type]
-                    if strategy == "shuffled floor":
-                        return best_of(lambda: trio_shuffled(main), repeat)
-                    if strategy == "floor":
-                        return best_of(lambda: trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0)), repeat)
-                    return best_of(lambda: agentsim.run(main, backend=backend, strategy=strategy, seed=1, wall_timeout=None), repeat)
-
-                # Two lengths: the difference is the wake-ups alone.
-                costs.append((timed(2 * rounds) - timed(rounds)) / (width * rounds) * 1e6)
-            cells = "".join(f"{cost:>11.1f}" for cost in costs)
-            floors = {"asyncio": "tuned minimal loop", "trio": "trio MockClock"}
-            shuffled = {"asyncio": "tuned loop, shuffled", "trio": "trio Mock, shuffled"}
+        program = asyncio_program if backend == "asyncio" else trio_program
+        costs: dict[str, list[float]] = {strategy: [] for strategy in strategies}
+        for width in widths:
+            rounds = max(4, wakeups // width)
+            # Two lengths of each: the difference is the wake-ups alone.
+            runs: dict[tuple[str, int], Callable[[], None]] = {}
+            for strategy in strategies:
+                runs[(strategy, 1)] = _width_contender(backend, strategy, program(width, rounds))
+                runs[(strategy, 2)] = _width_contender(backend, strategy, program(width, 2 * rounds))
+            best = interleaved_best(runs, repeat)
+            for strategy in strategies:
+                costs[strategy].append((best[(strategy, 2)] - best[(strategy, 1)]) / (width * rounds) * 1e6)
+        for strategy in strategies:
+            row = costs[strategy]
             name = floors[backend] if strategy == "floor" else shuffled[backend] if strategy == "shuffled floor" else f"{backend} {strategy}"
-            print(f"{name:<26}{cells}{costs[-1] / costs[0]:>9.2f}x")
+            print(f"{name:<26}" + "".join(f"{cost:>11.1f}" for cost in row) + f"{row[-1] / row[0]:>9.2f}x")
 
 
 def per_run_cost(runs: int) -> None:

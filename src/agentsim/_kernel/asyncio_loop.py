@@ -530,7 +530,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             self._append_event(now)  # the tick of the task steps recorded below (compact form)
             # Most instants leave the policy nothing to decide: they run as
             # on the FIFO path, without the general loop's set-up.
-            if self._due or self._batch_left or not self._run_batches_without_choices(now):
+            if (
+                self._due
+                or self._batch_left
+                # (A choice at once, as _run_batches_without_choices would find
+                # first: a due timer and a ready callback, or two due timers.)
+                or (timers and timers[0][0] <= now and (ready or (len(timers) > 1 and timers[1][0] <= now) or (len(timers) > 2 and timers[2][0] <= now)))
+                or not self._run_batches_without_choices(now)
+            ):
                 self._run_instant_with_policy(now)
             return
         # FIFO, asyncio's own rule: fire every due timer in schedule order,

@@ -10,6 +10,7 @@ import pytest
 
 import agentsim
 from agentsim import RandomPolicy, SchedulingPolicy
+from agentsim.timing import sleep_between
 
 SEEDS = range(40)
 
@@ -246,3 +247,47 @@ def test_random_draws_taken_by_the_backend_match_the_policy_asked(width: int, ba
         # Each deviation's report too: what ran instead of what.
         assert fast.trace.format(last=None) == asked.trace.format(last=None)
         assert "(fifo " in fast.trace.format(last=None)
+
+
+class AskedPCT(agentsim.PCTPolicy):
+    """PCT asked through ``choose`` and checked by the core (a subclass that
+    overrides it is not trusted): the general path of every choice."""
+
+    def choose(self, kind: str, labels: Sequence[str]) -> int:  # type: ignore[override]
+        return super().choose(kind, labels)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct"])
+def test_window_choices_made_by_the_loop_match_the_policy_asked(strategy: str) -> None:
+    """The asyncio loop makes a built-in policy's ``"window"`` choices itself
+    (random's draw, PCT's ranking) and records them directly: the same
+    schedule, choice log, deviations and report as the general path through
+    ``SimulationCore.choose``, seeds 1-4."""
+
+    async def main() -> list[str]:
+        arrived: list[str] = []
+
+        async def worker(name: str, low: float, high: float) -> None:
+            for _ in range(4):
+                await sleep_between(low, high)
+                arrived.append(name)
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(worker("reply", 0.25, 0.35))
+            group.create_task(worker("timeout", 0.3, 0.3))
+            group.create_task(worker("chunk", 0.02, 0.06))
+        return arrived
+
+    window_choices = 0
+    for seed in (1, 2, 3, 4):
+        policy = AskedRandom(seed) if strategy == "random" else AskedPCT(seed)
+        fast = agentsim.simulate(main, strategy=strategy, seed=seed)
+        asked = agentsim.simulate(main, strategy=policy, seed=seed)
+        assert fast.ok and asked.ok
+        assert fast.value == asked.value
+        assert fast.trace.digest() == asked.trace.digest()
+        assert list(fast.trace.choices) == list(asked.trace.choices)
+        assert fast.trace.deviations == asked.trace.deviations
+        assert fast.trace.format(last=None) == asked.trace.format(last=None)
+        window_choices += sum(choice.kind == "window" for choice in fast.trace.choices)
+    assert window_choices  # the windows overlapped: there were window choices to make

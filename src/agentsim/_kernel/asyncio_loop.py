@@ -42,7 +42,7 @@ from sortedcontainers import SortedList
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, plain_ranking, settling_pct, uniform_draws
+from .policy import CONTINUE, eligible_window_options, plain_ranking, settling_pct, uniform_draws, window_target
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -376,6 +376,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: The policy's uniform draws, when its timer choices are uniform picks
         #: (random): drawn here without building the options' labels.
         self._uniforms = uniform_draws(core.policy)
+        #: The same policy's target for a windowed timer (window_target in policy.py).
+        self._window_target = window_target(core.policy)
         #: A built-in policy's "same options, same answer?" (PCT's), asked
         #: instead of choosing again while a batch runs on unchanged options.
         self._repeat_last_answer: Callable[[], bool] | None = getattr(core.policy, "repeat_last_answer", None) if core.trusted_choice else None
@@ -614,7 +616,17 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         in_order = options.in_order
         chosen = 0
         if len(in_order) > 1 and not self._fifo:
-            chosen = self._core.choose("window", options)
+            if self._window_target is not None:
+                # RandomPolicy.choose's window pick, drawn here (a window
+                # choice falls on most moves of time on a server's path).
+                eligible = eligible_window_options(options, self._window_target)
+                chosen = eligible[int(self._uniforms() * len(eligible))]  # type: ignore[misc]
+                self._core.trace.record_window_choice(clock.ticks, in_order, chosen)
+            elif (trusted := self._core.trusted_choice) is not None:
+                chosen = trusted("window", options)
+                self._core.trace.record_window_choice(clock.ticks, in_order, chosen)
+            else:
+                chosen = self._core.choose("window", options)
         option = in_order[chosen]
         if (limit := clock.limit_ticks) is not None and option.at > limit:
             self._core.abort(self._limit_error(option.at))

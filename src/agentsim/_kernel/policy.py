@@ -195,6 +195,15 @@ def uniform_draws(policy: SchedulingPolicy) -> Callable[[], float] | None:
     return None
 
 
+def window_target(policy: SchedulingPolicy) -> Callable[[int, int], int | None] | None:
+    """With :func:`uniform_draws`' stream, what a backend needs to make
+    :class:`RandomPolicy`'s ``"window"`` choices itself: the target drawn for
+    a windowed timer (see :func:`eligible_window_options`); else None."""
+    if uniform_draws(policy) is None:
+        return None
+    return policy._target  # type: ignore[attr-defined,no-any-return]
+
+
 def trusted_choice(policy: SchedulingPolicy) -> Callable[[ChoiceKind, Sequence[str]], int] | None:
     """``policy.choose`` when it is a built-in policy's own (random, PCT,
     replay), whose answers are always options: a backend may call it

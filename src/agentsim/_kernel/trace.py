@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from .choices import KIND_CODES, ChoiceLog, running_hash
 from .clock import TICKS_PER_SECOND
+from .windows import Option, OptionLabels
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
 #: out of the order digest (timing, not order).
@@ -38,6 +39,23 @@ _ORDER_FORMS: Final = frozenset({str, tuple})
 
 #: How many raw events are buffered before they are hashed and moved to the ring.
 _CHUNK: Final = 4096
+
+_WINDOW_CODE: Final = KIND_CODES["window"]
+
+
+def window_deviation(ticks: int, kind: str, options: list[Option], chosen: int, fifo: int) -> WindowDeviationRecord:
+    """The record of a window choice that left nominal order: both options'
+    labels and windows (None: the point timers), and when the pick fired."""
+    picked, stock = options[chosen], options[fifo]
+    return (
+        ticks, "choice", picked.label, kind, chosen, len(options), fifo, stock.label,
+        _window_of(picked), picked.at, _window_of(stock),
+    )  # fmt: skip
+
+
+def _window_of(option: Option) -> tuple[int, int, int] | None:
+    timer = option.timer
+    return None if timer is None else (timer.earliest, timer.nominal, timer.latest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +159,20 @@ class Trace:
         self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
         if chosen == fifo:
             return
-        window = getattr(labels, "window", None)
         self._pending.append(None)
-        if window is not None:  # a window choice: the windows, and when the pick fired
-            self._deviations.append(
-                (ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo], window(chosen), labels.option(chosen).at, window(fifo))  # type: ignore[attr-defined]
-            )
+        if labels.__class__ is OptionLabels:  # a window choice: the windows, and when the pick fired
+            self._deviations.append(window_deviation(ticks, kind, labels.in_order, chosen, fifo))
             return
         self._deviations.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
+
+    def record_window_choice(self, ticks: int, options: list[Option], chosen: int) -> None:
+        """:meth:`record_choice` of a ``"window"`` choice among ``options`` (in
+        nominal order, FIFO's option first), for a backend that asked a
+        built-in policy itself: the same records, without the calls."""
+        self.choices.pending.extend((_WINDOW_CODE, len(options), chosen, 0))
+        if chosen:
+            self._pending.append(None)
+            self._deviations.append(window_deviation(ticks, "window", options, chosen, 0))
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:

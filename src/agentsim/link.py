@@ -23,8 +23,8 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from ._kernel.core import choose
-from .timing import DelaySource, _call_window_on, _windows_explored
+from ._kernel.core import SimulationCore, choose, current_core
+from .timing import DelaySource, Exponential, LogNormal, Uniform, _windows_explored
 
 __all__ = ["OrderedLink"]
 
@@ -33,6 +33,9 @@ _TOGETHER_OR_APART = ("together", "apart")
 
 #: A message in flight: (sent at, index, arrival instant if drawn, action).
 _Message = tuple[float, int, "float | None", Callable[[], None]]
+
+#: Delays whose window is the same for every message (asked once per link).
+_SAME_WINDOW_EVERY_MESSAGE = (Uniform, Exponential, LogNormal)
 
 
 class OrderedLink:
@@ -50,8 +53,12 @@ class OrderedLink:
         self._delay = delay
         #: Whether the delay is a range (a window where the policy explores them).
         self._ranged = delay.window(0) is not None
+        #: The window of every message, when it does not vary by message.
+        self._same_window = delay.window(0) if type(delay.delay) in _SAME_WINDOW_EVERY_MESSAGE else None
         #: The loop the delivery timer runs on (set when it is armed).
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: That loop's simulation, when the loop takes windowed timers.
+        self._windows_on: SimulationCore | None = None
         self._sent = 0
         self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -84,20 +91,29 @@ class OrderedLink:
         return len(self._queue)
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        if loop is not self._loop:
+            self._loop = loop
+            core = current_core()
+            self._windows_on = core if core is not None and hasattr(loop, "call_window") else None
         sent_at, index, arrive, _ = self._queue[0]
         if arrive is not None:
             self._timer = loop.call_at(arrive, self._deliver_due)
             return
-        window = self._delay.window(index)
+        window = self._same_window or self._delay.window(index)
         assert window is not None
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
         earliest, nominal, latest = window
-        self._timer = _call_window_on(loop, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
+        # (timing.call_window, with the loop's simulation found once per link.)
+        core = self._windows_on
+        if core is None:
+            self._timer = loop.call_later(max(0.0, nominal - elapsed), self._deliver_due)
+            return
+        core.windowed_timers += 1
+        self._timer = loop.call_window(max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)  # type: ignore[attr-defined]
 
     def _nominal_arrival(self, message: _Message) -> float:
-        window = self._delay.window(message[1])
+        window = self._same_window or self._delay.window(message[1])
         assert window is not None
         return message[0] + window[1]
 

@@ -35,7 +35,7 @@ import asyncio
 import math
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -389,14 +389,19 @@ class Pacer:
         #: The spacing when it is fixed (an exact grid), else None.
         self._fixed = self._spacing.delay.value if isinstance(self._spacing.delay, Fixed) else None
 
-    async def until(self, index: int) -> None:
-        """Wait until chunk ``index`` (0-based, called in order) is due."""
+    def until(self, index: int) -> Awaitable[None]:
+        """Wait until chunk ``index`` (0-based, called in order) is due:
+        ``await pacer.until(index)``."""
         loop = asyncio.get_running_loop()
         if self._start is None:
             self._start = loop.time()
         if self._fixed is not None:
-            await asyncio.sleep(self._start + index * self._fixed - loop.time())
-            return
+            # The sleep itself, not a coroutine around it: a stream awaits
+            # one per chunk, and each level is resumed at every wake-up.
+            return asyncio.sleep(self._start + index * self._fixed - loop.time())
+        return self._windowed_until(index)
+
+    async def _windowed_until(self, index: int) -> None:
         while self._reached < index:
             await self._spacing.sleep(self._reached)
             self._reached += 1

@@ -483,10 +483,16 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        low, middle, high = window_ticks(self._clock.ticks, earliest, nominal, latest)
+        # (window_ticks, inlined: a link arms a window per message.)
+        now = self._clock.ticks
+        low = now + round(earliest * TICKS_PER_SECOND)
+        middle = now + round(nominal * TICKS_PER_SECOND)
+        high = now + round(latest * TICKS_PER_SECOND)
+        if not low <= middle <= high:
+            window_ticks(now, earliest, nominal, latest)  # raises SimulationConfigError
         if low == high:
             return self._schedule_timer(low, callback, args, context)
-        if self._fifo and middle > self._clock.ticks:
+        if self._fifo and middle > now:
             # FIFO fires a window at its nominal instant, with the timers due
             # then, in scheduling order: exactly what a point timer there does.
             # (Not a window nominally due now: that one fires once the instant

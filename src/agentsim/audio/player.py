@@ -14,16 +14,18 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from .._kernel.core import record_event
-from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative
 from .._kernel.lanes import register_lane
 from .._kernel.validation import OneSimulation
 from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
 from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec
+
+_T = TypeVar("_T")
 
 # Playback on the timeline: a lane, and counters of what was heard.
 register_lane("playback", "playback", counters={"heard_ms": "audio heard (ms)", "position_ms": "playback position (ms)"})
@@ -108,12 +110,11 @@ class SimulatedPlayer:
         elif kind == "audio_interrupted":
             self.interrupt()
         elif kind == "audio_end":
-            self._deliver_later(lambda generation: self._end_of_item(event.item_id, generation))
+            self._deliver_later(self._end_of_item, event.item_id)
 
     def receive(self, item_id: str, content_index: int, ms: float) -> None:
         """Audio of ``ms`` milliseconds for ``item_id`` left the client toward the device."""
-        chunk = _Chunk(item_id, content_index, ms)
-        self._deliver_later(lambda generation: self._arrive(chunk, generation))
+        self._deliver_later(self._arrive, _Chunk(item_id, content_index, ms))
 
     def interrupt(self) -> None:
         """Stop now and flush everything buffered or still in flight."""
@@ -136,10 +137,12 @@ class SimulatedPlayer:
 
     # -- the device -----------------------------------------------------------------
 
-    def _deliver_later(self, action: Callable[[int], None]) -> None:
+    def _deliver_later(self, action: Callable[[_T, int], None], what: _T) -> None:
+        """``action(what, generation)`` when it reaches the device (``generation``:
+        the one in force now; an interruption meanwhile makes it stale)."""
         self._one_run.check()
-        generation = self._generation
-        self._network.send(lambda: action(generation))
+        # (A partial, not a lambda: its call is C, once per chunk.)
+        self._network.send(partial(action, what, self._generation))
 
     def _arrive(self, chunk: _Chunk, generation: int) -> None:
         if generation != self._generation:

@@ -19,6 +19,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..._kernel.core import record_event
@@ -315,7 +316,7 @@ class SimulatedRealtimeServer:
         wire = self._wire
         if wire is None or self.closed:
             return  # the server never speaks on a closed connection
-        self._downstream.send(lambda: self._deliver(wire, kind, message))
+        self._downstream.send(partial(self._deliver, wire, kind, message))  # (C to call, unlike a lambda)
 
     def _send_together(self, events: list[dict[str, Any]]) -> None:
         """Events the server emits in one burst (a transcript's deltas and its

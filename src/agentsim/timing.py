@@ -35,7 +35,7 @@ import asyncio
 import math
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -389,7 +389,7 @@ class Pacer:
         #: The spacing when it is fixed (an exact grid), else None.
         self._fixed = self._spacing.delay.value if isinstance(self._spacing.delay, Fixed) else None
 
-    def until(self, index: int) -> Awaitable[None]:
+    def until(self, index: int) -> Coroutine[Any, Any, None]:
         """Wait until chunk ``index`` (0-based, called in order) is due:
         ``await pacer.until(index)``."""
         loop = asyncio.get_running_loop()

@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 import numpy.typing as npt
 
+from .._inbox import Inbox
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
@@ -118,7 +119,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._script: CallScript[RealtimeCall] = CallScript(_ERRORS)
         self._listeners = Listeners()
         self._status: Status = "disconnected"
-        self._inbox: asyncio.Queue[_Delivery] | None = None
+        self._inbox: Inbox[_Delivery] | None = None
         self._delivery_task: asyncio.Task[None] | None = None
         self._streams: list[AudioStream] = []
         self._background: anyio.abc.TaskGroup | None = None
@@ -153,7 +154,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
                 raise ScriptedRealtimeConnectionSupersededError("connect")
         self._status = "connected"
         self._playback.reset(options.get("playback_tracker"))
-        self._inbox = asyncio.Queue()
+        self._inbox = Inbox()
         self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")
 
     def add_listener(self, listener: RealtimeModelListener) -> None:
@@ -442,7 +443,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         await asyncio.shield(delivery.done)
         return delivery.delivered
 
-    async def _deliver_forever(self, inbox: asyncio.Queue[_Delivery]) -> None:
+    async def _deliver_forever(self, inbox: Inbox[_Delivery]) -> None:
         delivery: _Delivery | None = None
         try:
             while True:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
@@ -47,7 +48,7 @@ class SimulatedWebSocket:
         if self.closed:
             self._on_send_after_close(event)
             raise self._closed_error()
-        self._upstream.send(lambda: self._deliver_to_server(event))
+        self._upstream.send(partial(self._deliver_to_server, event))  # (C to call, unlike a lambda)
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         if not self.closed:

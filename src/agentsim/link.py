@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ._kernel.core import SimulationCore, choose, current_core
-from .timing import DelaySource, Exponential, LogNormal, Uniform, _windows_explored
+from .timing import DelaySource, Exponential, LogNormal, Uniform, _call_window_on, _windows_explored
 
 __all__ = ["OrderedLink"]
 
@@ -57,8 +57,8 @@ class OrderedLink:
         self._same_window = delay.window(0) if type(delay.delay) in _SAME_WINDOW_EVERY_MESSAGE else None
         #: The loop the delivery timer runs on (set when it is armed).
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: That loop's simulation, when the loop takes windowed timers.
-        self._windows_on: SimulationCore | None = None
+        #: That loop's simulation (None outside one).
+        self._core: SimulationCore | None = None
         self._sent = 0
         self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -93,8 +93,7 @@ class OrderedLink:
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         if loop is not self._loop:
             self._loop = loop
-            core = current_core()
-            self._windows_on = core if core is not None and hasattr(loop, "call_window") else None
+            self._core = current_core()  # (found once per loop: a window is armed per message)
         sent_at, index, arrive, _ = self._queue[0]
         if arrive is not None:
             self._timer = loop.call_at(arrive, self._deliver_due)
@@ -104,13 +103,7 @@ class OrderedLink:
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
         earliest, nominal, latest = window
-        # (timing.call_window, with the loop's simulation found once per link.)
-        core = self._windows_on
-        if core is None:
-            self._timer = loop.call_later(max(0.0, nominal - elapsed), self._deliver_due)
-            return
-        core.windowed_timers += 1
-        self._timer = loop.call_window(max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)  # type: ignore[attr-defined]
+        self._timer = _call_window_on(loop, self._core, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
 
     def _nominal_arrival(self, message: _Message) -> float:
         window = self._same_window or self._delay.window(message[1])

@@ -41,7 +41,7 @@ from typing import Any, Final, TypeAlias
 
 
 from ._kernel import direct_time
-from ._kernel.core import current_core, seeded_random
+from ._kernel.core import SimulationCore, current_core, seeded_random
 from ._kernel.errors import SimulationConfigError
 from ._kernel.validation import non_negative, positive
 
@@ -320,14 +320,14 @@ def call_window(earliest: float, nominal: float, latest: float, callback: Callab
     """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
     now, on a windowed timer of the running simulation's asyncio loop (see
     :func:`sleep_between`); outside a simulation, at ``nominal``."""
-    return _call_window_on(asyncio.get_running_loop(), earliest, nominal, latest, callback, *args)
+    return _call_window_on(asyncio.get_running_loop(), current_core(), earliest, nominal, latest, callback, *args)
 
 
 def _call_window_on(
-    loop: asyncio.AbstractEventLoop, earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any
+    loop: asyncio.AbstractEventLoop, core: SimulationCore | None, earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any
 ) -> asyncio.TimerHandle:
-    """:func:`call_window` on ``loop``, the running loop the caller already has."""
-    core = current_core()
+    """:func:`call_window` on ``loop``, the running loop the caller already
+    has, of the simulation ``core`` (None: outside one)."""
     if core is None or not hasattr(loop, "call_window"):
         return loop.call_later(nominal, callback, *args)
     core.windowed_timers += 1

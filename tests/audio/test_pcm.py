@@ -24,3 +24,28 @@ def test_chunks_cover_the_tone_exactly() -> None:
     chunked = pcm.tone_chunks(1.01, 960)
     assert [len(chunk) for chunk in chunked] == [1920] * 25 + [480]  # 24,240 samples: 25 x 960 + 240
     assert b"".join(chunked) == pcm.tone(1.01).astype("<i2").tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seconds=st.floats(0.01, 30.0),
+    samples_per_chunk=st.sampled_from([480, 960, 240, 1000, 7]),
+    sample_rate=st.sampled_from([24_000, 16_000]),
+)
+def test_chunks_are_the_tone_split(seconds: float, samples_per_chunk: int, sample_rate: int) -> None:
+    # Shared one-second chunks or not, the same bytes as splitting the whole tone.
+    expected = tuple(pcm.chunks(pcm.tone(seconds, sample_rate=sample_rate), samples_per_chunk))
+    assert pcm.tone_chunks(seconds, samples_per_chunk, sample_rate) == expected
+
+
+def test_long_tones_share_one_seconds_chunks() -> None:
+    # Replies of many lengths (a long call's) must not each keep their audio:
+    # past the first second, chunks are the same objects as the second's.
+    per_second = pcm.DEFAULT_SAMPLE_RATE // 480
+    objects: set[int] = set()
+    for tenths in range(30, 150):
+        chunked = pcm.tone_chunks(tenths / 10 + 0.0123, 480)
+        full = chunked[:-1]  # (the last is short: its own bytes)
+        assert all(chunk is full[index % per_second] for index, chunk in enumerate(full))
+        objects.update(map(id, full))
+    assert len(objects) == per_second

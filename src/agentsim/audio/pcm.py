@@ -33,8 +33,26 @@ def tone(seconds: float, *, sample_rate: int = DEFAULT_SAMPLE_RATE, frequency: f
 
 @functools.lru_cache(maxsize=64)
 def tone_chunks(seconds: float, samples_per_chunk: int, sample_rate: int = DEFAULT_SAMPLE_RATE) -> tuple[bytes, ...]:
-    """:func:`tone` split into pcm16 chunks (cached likewise)."""
+    """:func:`tone` split into pcm16 chunks (cached likewise).
+
+    A tone longer than a second repeats every second (:func:`tone` tiles
+    one); when a second holds whole chunks, so do its chunks, and those of
+    one second are shared by every duration: a cached reply costs a
+    reference per chunk, not its audio (a long call's replies, each of its
+    own length, otherwise kept ~50 MB of pcm alive in this cache)."""
+    count = round(seconds * sample_rate)
+    if count > sample_rate and sample_rate % samples_per_chunk == 0:
+        cycle = _one_second_chunks(samples_per_chunk, sample_rate)
+        whole, rest = divmod(count, samples_per_chunk)
+        shared = (cycle * -(-whole // len(cycle)))[:whole]
+        # (The last, short chunk: the start of the chunk at its place in the second.)
+        return shared + (cycle[whole % len(cycle)][: 2 * rest],) if rest else shared
     return tuple(chunks(tone(seconds, sample_rate=sample_rate), samples_per_chunk))
+
+
+@functools.lru_cache(maxsize=8)
+def _one_second_chunks(samples_per_chunk: int, sample_rate: int) -> tuple[bytes, ...]:
+    return tuple(chunks(tone(1.0, sample_rate=sample_rate), samples_per_chunk))
 
 
 def as_pcm16(samples: npt.ArrayLike, *, name: str = "samples") -> npt.NDArray[np.int16]:

@@ -34,6 +34,11 @@ _TOGETHER_OR_APART = ("together", "apart")
 #: A message in flight: (sent at, index, arrival instant if drawn, action).
 _Message = tuple[float, int, "float | None", Callable[[], None]]
 
+#: A delay surely at least one tick of the virtual clock (1 ns) once rounded
+#: to ticks, as a window's nominal instant must be for FIFO to fire it as a
+#: plain timer (nearer, it is nominally due now: a window).
+_ONE_TICK = 1e-9
+
 #: Delays whose window is the same for every message (asked once per link).
 _SAME_WINDOW_EVERY_MESSAGE = (Uniform, Exponential, LogNormal)
 
@@ -55,10 +60,15 @@ class OrderedLink:
         self._ranged = delay.window(0) is not None
         #: The window of every message, when it does not vary by message.
         self._same_window = delay.window(0) if type(delay.delay) in _SAME_WINDOW_EVERY_MESSAGE else None
-        #: The loop the delivery timer runs on (set when it is armed).
+        #: The loop the link last ran on, and what it asks of that loop's
+        #: simulation for every message, found once per loop (_bind).
         self._loop: asyncio.AbstractEventLoop | None = None
         #: That loop's simulation (None outside one).
         self._core: SimulationCore | None = None
+        #: Whether messages get windows there (a range, and a policy that explores them).
+        self._windowed = False
+        #: Whether that policy is FIFO, which fires a window at its nominal instant.
+        self._fifo = False
         self._sent = 0
         self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -69,11 +79,13 @@ class OrderedLink:
     def send(self, action: Callable[[], None]) -> None:
         """Schedule ``action`` to run on arrival."""
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._bind(loop)
         now = loop.time()
         index = self._sent
-        self._sent += 1
+        self._sent = index + 1
         arrive: float | None = None
-        if not (self._ranged and _windows_explored()):
+        if not self._windowed:
             arrive = self.free_at = max(now + self._delay.seconds(index), self.free_at)
         self._queue.append((now, index, arrive, action))
         if self._timer is None and not self._delivering:
@@ -90,10 +102,16 @@ class OrderedLink:
     def in_flight(self) -> int:
         return len(self._queue)
 
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Find what the link asks of ``loop``'s simulation for every message."""
+        self._loop = loop
+        core = self._core = current_core()
+        self._windowed = self._ranged and _windows_explored()
+        self._fifo = core is not None and core.policy.fifo
+
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         if loop is not self._loop:
-            self._loop = loop
-            self._core = current_core()  # (found once per loop: a window is armed per message)
+            self._bind(loop)
         sent_at, index, arrive, _ = self._queue[0]
         if arrive is not None:
             self._timer = loop.call_at(arrive, self._deliver_due)
@@ -103,6 +121,13 @@ class OrderedLink:
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
         earliest, nominal, latest = window
+        if self._fifo and nominal - elapsed > _ONE_TICK:
+            # FIFO fires a window still ahead at its nominal instant, a plain
+            # timer there (call_window's rule, the same tick): without the
+            # window's arithmetic, once per message. Still a windowed timer.
+            self._core.windowed_timers += 1  # type: ignore[union-attr]
+            self._timer = loop.call_later(nominal - elapsed, self._deliver_due)
+            return
         self._timer = _call_window_on(loop, self._core, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
 
     def _nominal_arrival(self, message: _Message) -> float:

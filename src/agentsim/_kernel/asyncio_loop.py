@@ -647,7 +647,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # Nominal timing: every timer nominally due now fires in this
             # batch, in scheduling order, as plain timers of one instant do.
             nominal = option.nominal
-            fired = list(itertools.takewhile(lambda other: other.nominal == nominal, in_order))
+            fired = []
+            for other in in_order:
+                if other.nominal != nominal:
+                    break
+                fired.append(other)
         entries: list[TimerEntry] = []
         for each in fired:
             timer = each.timer
@@ -668,8 +672,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._fifo:
             self._ready.extend(entry[2] for entry in entries)
         else:
+            due = self._due
             for entry in entries:
-                self._add_due(entry)
+                if due.__class__ is list and not due and self._ranked_labels is None:
+                    due.append(entry)  # (_add_due's usual case here: nothing due yet, nothing ranked)
+                else:
+                    self._add_due(entry)
         return True
 
     def _maintain(self) -> None:

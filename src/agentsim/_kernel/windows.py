@@ -206,15 +206,17 @@ class WindowedTimers:
         for earliest, sequence, timer in self._by_earliest:
             if earliest > bound:
                 break
-            start = earliest if earliest > now else now
-            # Nominal order is by the nominal instant (never before now);
-            # a timer picked out of that order fires by the deadline.
-            nominal = timer.nominal if timer.nominal > start else start
+            # Nominal order is by the nominal instant (never before now, nor
+            # before the window opens); a timer picked out of that order
+            # fires by the deadline.
+            nominal = timer.nominal
+            if nominal < now:
+                nominal = now
             options.append(_new_option(Option, (nominal if nominal < bound else bound, sequence, timer, timer.label, nominal)))
         if not options:
             return None
         if point_at == bound:
-            options.append(Option(bound, point_sequence, None, point_label, bound))
+            options.append(_new_option(Option, (bound, point_sequence, None, point_label, bound)))
         if len(options) > 1:
             options.sort(key=_NOMINAL_ORDER)
         return OptionLabels(options, bound)

@@ -49,3 +49,16 @@ def test_long_tones_share_one_seconds_chunks() -> None:
         assert all(chunk is full[index % per_second] for index, chunk in enumerate(full))
         objects.update(map(id, full))
     assert len(objects) == per_second
+
+
+def test_long_tones_are_views_of_one_tiling() -> None:
+    # Speech of many lengths (a voice script's) shares one array of samples.
+    tones = [pcm.tone(seconds / 10, frequency=330.0) for seconds in range(15, 200, 7)]
+    assert all(samples.base is not None for samples in tones)
+    longest = max(tones, key=len)
+    # (The tiling doubles as longer tones are asked for: what all of them hold
+    # is bounded by the longest, not summed over every length.)
+    bases = {id(samples.base): samples.base.size for samples in tones}
+    assert sum(bases.values()) <= 4 * len(longest)
+    assert all(np.array_equal(samples, longest[: len(samples)]) for samples in tones)
+    assert not any(samples.flags.writeable for samples in tones)

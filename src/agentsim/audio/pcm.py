@@ -21,14 +21,31 @@ def tone(seconds: float, *, sample_rate: int = DEFAULT_SAMPLE_RATE, frequency: f
     """
     count = round(seconds * sample_rate)
     if float(frequency).is_integer() and count > sample_rate:
-        # A whole number of periods per second: tile one second (same samples, ~10x cheaper).
-        second = tone(1.0, sample_rate=sample_rate, frequency=frequency, amplitude=amplitude)
-        samples = np.tile(second, -(-count // sample_rate))[:count]
-    else:
-        phase = 2 * np.pi * frequency * np.arange(count) / sample_rate
-        samples = (np.sin(phase) * amplitude * np.iinfo(np.int16).max).astype(np.int16)
+        # A whole number of periods per second: tile one second (same samples,
+        # ~10x cheaper), once for every length: a view of the longest tiling
+        # so far, so tones of many lengths share their samples.
+        return _tiled_seconds(count, sample_rate, frequency, amplitude)[:count]
+    phase = 2 * np.pi * frequency * np.arange(count) / sample_rate
+    samples = (np.sin(phase) * amplitude * np.iinfo(np.int16).max).astype(np.int16)
     samples.flags.writeable = False
     return samples
+
+
+#: (sample_rate, frequency, amplitude) -> whole seconds of that tone, tiled;
+#: replaced by a tiling twice as long when a longer tone is asked for.
+_TILINGS: dict[tuple[int, float, float], npt.NDArray[np.int16]] = {}
+
+
+def _tiled_seconds(count: int, sample_rate: int, frequency: float, amplitude: float) -> npt.NDArray[np.int16]:
+    """At least ``count`` samples of the tone, tiled from its first second (read-only)."""
+    key = (sample_rate, frequency, amplitude)
+    tiling = _TILINGS.get(key)
+    if tiling is None or len(tiling) < count:
+        second = tone(1.0, sample_rate=sample_rate, frequency=frequency, amplitude=amplitude)
+        seconds = max(-(-count // sample_rate), 2 * len(tiling) // sample_rate if tiling is not None else 0)
+        tiling = _TILINGS[key] = np.tile(second, seconds)
+        tiling.flags.writeable = False
+    return tiling
 
 
 @functools.lru_cache(maxsize=64)

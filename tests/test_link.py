@@ -63,3 +63,35 @@ def test_clear_drops_what_is_in_flight() -> None:
     for strategy in ("fifo", "random", "jitter"):
         assert agentsim.run(main, strategy=strategy, seed=1) == ["kept"]
 
+
+
+def test_fifo_delivers_where_the_windows_nominal_timing_does() -> None:
+    # Under FIFO a link arms a window still ahead as a plain timer (its fast
+    # path); ReplayPolicy({}) arms real windows and takes nominal timing at
+    # every choice. Arrival instants, the windowed-timer count and the trace
+    # must not tell them apart (bursts, messages sent while others are in
+    # flight, and sends at the instant of an arrival included).
+    async def main() -> list[tuple[str, float]]:
+        link = OrderedLink(DelaySource(uniform(0.013, 0.047), name="latency", stream="test:link"))
+        arrived: list[tuple[str, float]] = []
+
+        def deliver(name: str) -> None:
+            arrived.append((name, agentsim.now()))
+            if name.endswith("a"):
+                link.send(lambda: arrived.append((name + "-echo", agentsim.now())))  # sent as one arrives
+
+        for burst in range(12):
+            for part in "ab"[: 1 + burst % 2]:
+                link.send(lambda name=f"{burst}{part}": deliver(name))  # type: ignore[misc]
+            await asyncio.sleep(0.007 * (1 + burst % 3))
+        await asyncio.sleep(0.5)
+        return arrived
+
+    fifo = agentsim.simulate(main, strategy="fifo")
+    nominal = agentsim.simulate(main, strategy=agentsim.ReplayPolicy({}, jitter_scale=0.0))
+    assert fifo.ok and nominal.ok
+    assert fifo.value == nominal.value
+    assert fifo.windowed_timers == nominal.windowed_timers > 0
+    assert [(event.time, event.task) for event in fifo.trace.events if event.kind == "step"] == [
+        (event.time, event.task) for event in nominal.trace.events if event.kind == "step"
+    ]

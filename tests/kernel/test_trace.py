@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentsim
 from agentsim._kernel.choices import Choice, ChoiceLog
@@ -55,6 +58,51 @@ def test_order_digest_ignores_instants_and_the_schedulers_bookkeeping() -> None:
         trace.record(12 + offset, "send", "b#2", "hello")
     assert early.order_digest() == late.order_digest()
     assert early.digest() != late.digest()
+
+
+_program_items = st.lists(
+    st.one_of(
+        st.sampled_from(["a#1", "b#2", "c#3"]),  # task steps
+        st.tuples(st.sampled_from(["send", "recv", "cancel"]), st.sampled_from(["a#1", "b#2"]), st.text(max_size=3)),  # events
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(items=_program_items, bookkeeping=st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["timer", "choice", "jump", "delay"])), max_size=20), shift=st.integers(1, 50), chunk=st.integers(1, 70))
+def test_the_order_digest_is_what_the_program_did_in_order(items: list[Any], bookkeeping: list[tuple[int, str]], shift: int, chunk: int) -> None:
+    # The same steps and events, at other instants, with the scheduler's
+    # events and deviation marks put anywhere: the same order digest (chunks
+    # flushed at the same steps: a chunk's end is part of it); one event
+    # changed: another.
+    def record(trace: Trace, items: list[Any], extra: list[tuple[int, str]], offset: int, flush_every: int) -> None:
+        for position, item in enumerate(items):
+            for at, kind in extra:
+                if at == position:
+                    trace.record(position + offset, kind, "sched", "")
+                    trace.append_raw(None)
+            if position % 4 == 0:
+                trace.append_raw(position + offset)
+            if isinstance(item, str):
+                trace.append_raw(item)
+            else:
+                trace.record(position + offset, *item)
+            if position % flush_every == 0:
+                trace._flush()
+
+    plain, moved = Trace(), Trace()
+    record(plain, items, [], 0, chunk)
+    record(moved, items, bookkeeping, shift, chunk)
+    assert plain.order_digest() == moved.order_digest()
+    events = [index for index, item in enumerate(items) if not isinstance(item, str)]
+    if events:
+        changed = list(items)
+        kind, task, detail = changed[events[-1]]
+        changed[events[-1]] = (kind, task, detail + "!")
+        other = Trace()
+        record(other, changed, bookkeeping, shift, chunk)
+        assert other.order_digest() != plain.order_digest()
 
 
 def _choose(log: ChoiceLog, count: int, *, deviate_every: int) -> None:

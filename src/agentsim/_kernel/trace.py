@@ -20,8 +20,8 @@ from __future__ import annotations
 import io
 import pickle
 from collections import deque
-from itertools import compress
-from operator import countOf
+from itertools import compress, count, repeat
+from operator import countOf, is_, is_not
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -193,11 +193,19 @@ class Trace:
         # then, if there are events, each without its instant (in Python).
         order: list[object] = list(compress(pending, map(_ORDER_FORMS.__contains__, map(type, pending))))
         if countOf(map(type, order), tuple):
-            order = [
-                item if item.__class__ is str else item[1:4]  # type: ignore[index]
-                for item in order
-                if item.__class__ is str or item[1] not in _SCHEDULER_KINDS  # type: ignore[index]
-            ]
+            # Only the events are visited (in Python): the steps, most of a
+            # chunk, stay as they are. (None, never in the order, marks the
+            # scheduler's events, dropped after.)
+            dropped = False
+            for index in compress(count(), map(is_, map(type, order), repeat(tuple))):
+                event = order[index]
+                if event[1] in _SCHEDULER_KINDS:  # type: ignore[index]
+                    order[index] = None
+                    dropped = True
+                else:
+                    order[index] = event[1:4]  # type: ignore[index]
+            if dropped:
+                order = list(compress(order, map(is_not, order, repeat(None))))
         _hash_items(self._order_hash, order)
         self._order_hash.update(b"\x1d")
         events = len(pending) - countOf(map(type, pending), int)

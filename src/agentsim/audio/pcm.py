@@ -32,7 +32,7 @@ def tone(seconds: float, *, sample_rate: int = DEFAULT_SAMPLE_RATE, frequency: f
 
 
 #: (sample_rate, frequency, amplitude) -> whole seconds of that tone, tiled;
-#: replaced by a tiling twice as long when a longer tone is asked for.
+#: replaced by a longer tiling when a longer tone is asked for.
 _TILINGS: dict[tuple[int, float, float], npt.NDArray[np.int16]] = {}
 
 
@@ -42,7 +42,10 @@ def _tiled_seconds(count: int, sample_rate: int, frequency: float, amplitude: fl
     tiling = _TILINGS.get(key)
     if tiling is None or len(tiling) < count:
         second = tone(1.0, sample_rate=sample_rate, frequency=frequency, amplitude=amplitude)
-        seconds = max(-(-count // sample_rate), 2 * len(tiling) // sample_rate if tiling is not None else 0)
+        needed = -(-count // sample_rate)
+        # Twice as long (a few tilings cover tones of every length), but never
+        # a minute more than asked: views of the old tiling keep it alive.
+        seconds = max(needed, min(2 * len(tiling) // sample_rate, needed + 60)) if tiling is not None else needed
         tiling = _TILINGS[key] = np.tile(second, seconds)
         tiling.flags.writeable = False
     return tiling

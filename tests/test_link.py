@@ -66,9 +66,9 @@ def test_clear_drops_what_is_in_flight() -> None:
 
 
 def test_fifo_delivers_where_the_windows_nominal_timing_does() -> None:
-    # Under FIFO a link arms a window still ahead as a plain timer (its fast
-    # path); ReplayPolicy({}) arms real windows and takes nominal timing at
-    # every choice. Arrival instants, the windowed-timer count and the trace
+    # Under FIFO a window still ahead is armed as a plain timer (call_window's
+    # fast path, which a link arms per message); ReplayPolicy({}) arms real
+    # windows and takes nominal timing at every choice. Arrival instants, the windowed-timer count and the trace
     # must not tell them apart (bursts, messages sent while others are in
     # flight, and sends at the instant of an arrival included).
     async def main() -> list[tuple[str, float]]:

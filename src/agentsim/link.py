@@ -34,11 +34,6 @@ _TOGETHER_OR_APART = ("together", "apart")
 #: A message in flight: (sent at, index, arrival instant if drawn, action).
 _Message = tuple[float, int, "float | None", Callable[[], None]]
 
-#: A delay surely at least one tick of the virtual clock (1 ns) once rounded
-#: to ticks, as a window's nominal instant must be for FIFO to fire it as a
-#: plain timer (nearer, it is nominally due now: a window).
-_ONE_TICK = 1e-9
-
 #: Delays whose window is the same for every message (asked once per link).
 _SAME_WINDOW_EVERY_MESSAGE = (Uniform, Exponential, LogNormal)
 
@@ -67,8 +62,6 @@ class OrderedLink:
         self._core: SimulationCore | None = None
         #: Whether messages get windows there (a range, and a policy that explores them).
         self._windowed = False
-        #: Whether that policy is FIFO, which fires a window at its nominal instant.
-        self._fifo = False
         self._sent = 0
         self._queue: deque[_Message] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -105,9 +98,8 @@ class OrderedLink:
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Find what the link asks of ``loop``'s simulation for every message."""
         self._loop = loop
-        core = self._core = current_core()
+        self._core = current_core()
         self._windowed = self._ranged and _windows_explored()
-        self._fifo = core is not None and core.policy.fifo
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         if loop is not self._loop:
@@ -121,13 +113,6 @@ class OrderedLink:
         # The window as seen from now: the message ahead of it has arrived.
         elapsed = loop.time() - sent_at
         earliest, nominal, latest = window
-        if self._fifo and nominal - elapsed > _ONE_TICK:
-            # FIFO fires a window still ahead at its nominal instant, a plain
-            # timer there (call_window's rule, the same tick): without the
-            # window's arithmetic, once per message. Still a windowed timer.
-            self._core.windowed_timers += 1  # type: ignore[union-attr]
-            self._timer = loop.call_later(nominal - elapsed, self._deliver_due)
-            return
         self._timer = _call_window_on(loop, self._core, max(0.0, earliest - elapsed), max(0.0, nominal - elapsed), max(0.0, latest - elapsed), self._deliver_due)
 
     def _nominal_arrival(self, message: _Message) -> float:

@@ -309,6 +309,12 @@ class DelaySource:
         return self.delay.window(0) is not None and _windows_explored()
 
 
+#: A delay surely at least one tick of the virtual clock (1 ns) once rounded:
+#: a window's nominal instant must be that far ahead for FIFO to fire it as
+#: a plain timer (nearer, it is nominally due now, which a window waits out).
+_ONE_TICK: Final = 1e-9
+
+
 def _windows_explored() -> bool:
     """Whether a simulation is running whose policy explores windows (else
     delays known as a range are drawn as points)."""
@@ -331,6 +337,12 @@ def _call_window_on(
     if core is None or not hasattr(loop, "call_window"):
         return loop.call_later(nominal, callback, *args)
     core.windowed_timers += 1
+    if core.policy.fifo and earliest <= nominal <= latest and nominal > _ONE_TICK:
+        # FIFO fires a window still ahead at its nominal instant: the plain
+        # timer the loop's call_window makes of it (the same tick), without
+        # its arithmetic; a link arms one per message. (Windows that are not
+        # plainly in order, or nominally due now, go to call_window.)
+        return loop.call_later(nominal, callback, *args)
     handle: asyncio.TimerHandle = loop.call_window(earliest, nominal, latest, callback, *args)
     return handle
 

@@ -43,16 +43,6 @@ _CHUNK: Final = 4096
 _WINDOW_CODE: Final = KIND_CODES["window"]
 
 
-def window_deviation(ticks: int, kind: str, options: list[Option], chosen: int, fifo: int) -> WindowDeviationRecord:
-    """The record of a window choice that left nominal order: both options'
-    labels and windows (None: the point timers), and when the pick fired."""
-    picked, stock = options[chosen], options[fifo]
-    return (
-        ticks, "choice", picked.label, kind, chosen, len(options), fifo, stock.label,
-        _window_of(picked), picked.at, _window_of(stock),
-    )  # fmt: skip
-
-
 def _window_of(option: Option) -> tuple[int, int, int] | None:
     timer = option.timer
     return None if timer is None else (timer.earliest, timer.nominal, timer.latest)
@@ -153,16 +143,16 @@ class Trace:
         Every choice goes to the compact log (and so into the digest); a
         choice that left FIFO order is also an event, for reports (kept in
         the compact form of :func:`deviation_event`, put in words when read)."""
+        if labels.__class__ is OptionLabels:  # a window choice: the windows, and when the pick fired
+            self.record_window_choice(ticks, labels.in_order, chosen)
+            return
         if options is None:
             options = len(labels)
-        # (ChoiceLog.append, inlined: a window choice falls on every move of time.)
+        # (ChoiceLog.append, inlined.)
         self.choices.pending.extend((KIND_CODES.get(kind, 4), options, chosen, fifo))
         if chosen == fifo:
             return
         self._pending.append(None)
-        if labels.__class__ is OptionLabels:  # a window choice: the windows, and when the pick fired
-            self._deviations.append(window_deviation(ticks, kind, labels.in_order, chosen, fifo))
-            return
         self._deviations.append((ticks, "choice", labels[chosen], kind, chosen, options, fifo, labels[fifo]))
 
     def record_window_choice(self, ticks: int, options: list[Option], chosen: int) -> None:
@@ -171,8 +161,14 @@ class Trace:
         built-in policy itself: the same records, without the calls."""
         self.choices.pending.extend((_WINDOW_CODE, len(options), chosen, 0))
         if chosen:
+            # A deviation: both options' labels and windows (None: the point
+            # timers), and when the pick fired.
+            picked, stock = options[chosen], options[0]
             self._pending.append(None)
-            self._deviations.append(window_deviation(ticks, "window", options, chosen, 0))
+            self._deviations.append((
+                ticks, "choice", picked.label, "window", chosen, len(options), 0, stock.label,
+                _window_of(picked), picked.at, _window_of(stock),
+            ))  # fmt: skip
 
     def flush_if_large(self) -> None:
         if len(self._pending) >= _CHUNK:

@@ -7,19 +7,23 @@ wall seconds, speed-up over real time, events through the wire per wall
 second, peak RSS, each case's ratio to the 30-minute FIFO baseline, and its
 ratio to the **SDK floor**.
 
-The floor is the SDK alone doing the same work through the same adapter: the
-frames the simulated server sent in that case, recorded in a separate run
-of the same seed (so the timed run records nothing), are replayed to the
-real ``OpenAIRealtimeWebSocketModel`` over a socket that yields them back to
-back (plain ``asyncio.run``, no agentsim, no time, no server logic), with the
-application consuming the session's events and sending the same number of
-microphone chunks. What the simulation costs above it is time, the server's
-rules and the doubles. The **timed floor** is the same replay with each frame
-and each microphone chunk at its recorded instant, on the tuned minimal
-virtual loop (``minimal_loop.py``): the same event stream, with its timing,
-through the same adapter, on the cheapest loop that runs it in virtual time.
-What the simulation costs above that is the server's rules, the doubles and
-the kernel's guarantees.
+The floor is the SDK alone doing the same work through the same adapter:
+what the SDK was given in that case, recorded in a separate run of the same
+seed (so the timed run records nothing) — the frames the simulated server
+sent, the microphone chunks the application sent, and the playback the
+simulated player reported to the session's ``RealtimePlaybackTracker`` — is
+replayed: the frames to the real ``OpenAIRealtimeWebSocketModel`` over a
+socket that yields them back to back, the chunks to the session, the
+playback reports to the tracker (plain ``asyncio.run``, no agentsim, no
+time, no server logic, no simulated device), with the application consuming
+the session's events. What the simulation costs above it is time, the
+server's rules and the doubles. The **timed floor** is the same replay with
+each frame, chunk and playback report at its recorded instant, on the tuned
+minimal virtual loop (``minimal_loop.py``): the same event stream, with its
+timing, through the same adapter, on the cheapest loop that runs it in
+virtual time. What the simulation costs above that is the server's rules,
+the doubles (the player's simulated device among them) and the kernel's
+guarantees.
 
     python benchmarks/long_call.py [--minutes 30] [--repeat 3]
 """
@@ -60,11 +64,14 @@ def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict
 
 
 def record_case(minutes: float, seed: int, strategy: str, microphone: bool, frames_path: str) -> None:
-    """The same call (same seed: the same frames), recording what the adapter
-    received and how many microphone chunks it sent, for the floor. A run of
-    its own, so that the timed run carries no recording."""
+    """The same call (same seed: the same frames), recording for the floor
+    what the SDK was given and when: the frames the adapter received, the
+    microphone chunks the application sent, and the playback the device
+    reported to the SDK's tracker. A run of its own, so that the timed run
+    carries no recording."""
     sys.path.insert(0, str(EXAMPLES))
     import long_call
+    from agents.realtime.model import RealtimePlaybackTracker
 
     import agentsim
     from agentsim.realtime.server import _wire
@@ -72,7 +79,9 @@ def record_case(minutes: float, seed: int, strategy: str, microphone: bool, fram
     frames: list[str] = []
     frame_times: list[float] = []
     microphone_times: list[float] = []
+    plays: list[tuple[float, str, int, float]] = []
     receive, send = _wire.SimulatedWebSocket.receive, _wire.SimulatedWebSocket.send
+    on_play_ms = RealtimePlaybackTracker.on_play_ms
 
     def recording_receive(self: Any, message: str) -> None:
         if not self.closed:
@@ -85,22 +94,30 @@ def record_case(minutes: float, seed: int, strategy: str, microphone: bool, fram
             microphone_times.append(asyncio.get_running_loop().time())
         await send(self, payload)
 
+    def recording_on_play_ms(self: Any, item_id: str, item_content_index: int, ms: float) -> None:
+        plays.append((asyncio.get_running_loop().time(), item_id, item_content_index, ms))
+        on_play_ms(self, item_id, item_content_index, ms)
+
     _wire.SimulatedWebSocket.receive = recording_receive  # type: ignore[method-assign]
     _wire.SimulatedWebSocket.send = counting_send  # type: ignore[method-assign]
+    RealtimePlaybackTracker.on_play_ms = recording_on_play_ms  # type: ignore[method-assign]
     agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
-    Path(frames_path).write_text(
-        json.dumps({"frames": frames, "frame_times": frame_times, "microphone_chunks": len(microphone_times), "microphone_times": microphone_times})
-    )
+    recorded = {"frames": frames, "frame_times": frame_times, "microphone_times": microphone_times, "plays": plays}
+    Path(frames_path).write_text(json.dumps(recorded))
 
 
-async def sdk_floor(frames: list[str], microphone_chunks: int, frame_times: list[float] | None = None, microphone_times: list[float] | None = None) -> int:
-    """The SDK alone: ``frames`` through the real adapter and session, back to
-    back; or, given their times, each frame and microphone chunk at its
-    recorded instant (on a virtual loop: the timed floor)."""
+async def sdk_floor(recorded: dict[str, Any], timed: bool) -> int:
+    """The SDK alone, given what ``record_case`` recorded: the frames through
+    the real adapter and session, the microphone chunks to the session, the
+    device's playback reports to the SDK's tracker; back to back, or (``timed``,
+    on a virtual loop: the timed floor) each at its recorded instant."""
     loop = asyncio.get_running_loop()
     from agents import function_tool
     from agents.realtime import RealtimeAgent, RealtimeRunner
+    from agents.realtime.model import RealtimePlaybackTracker
     from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel
+
+    frames: list[str] = recorded["frames"]
 
     @function_tool
     async def lookup_order(order_id: str) -> str:
@@ -123,9 +140,9 @@ async def sdk_floor(frames: list[str], microphone_chunks: int, frame_times: list
             return self._messages()
 
         async def _messages(self) -> Any:
-            for index, message in enumerate(frames):
-                if frame_times is not None:
-                    await asyncio.sleep(frame_times[index] - loop.time())
+            for message, at in zip(frames, recorded["frame_times"]):
+                if timed:
+                    await asyncio.sleep(at - loop.time())
                 yield message
             await self.closed.wait()
 
@@ -134,25 +151,38 @@ async def sdk_floor(frames: list[str], microphone_chunks: int, frame_times: list
             return ReplayedSocket()
 
     agent = RealtimeAgent(name="Support", instructions="Help with orders.", tools=[lookup_order])
-    session = await RealtimeRunner(agent, model=FloorModel()).run(model_config={"api_key": "floor"})
+    tracker = RealtimePlaybackTracker()
+    session = await RealtimeRunner(agent, model=FloorModel()).run(model_config={"api_key": "floor", "playback_tracker": tracker})
     seen = 0
     async with session:
 
         async def microphone() -> None:
-            for index in range(microphone_chunks):
-                if microphone_times is not None:
-                    await asyncio.sleep(microphone_times[index] - loop.time())
+            for at in recorded["microphone_times"]:
+                if timed:
+                    await asyncio.sleep(at - loop.time())
                 await session.send_audio(bytes(960))
-                if microphone_times is None:
+                if not timed:
                     await asyncio.sleep(0)  # interleaved with the frames, as in the call
 
-        streaming = asyncio.get_running_loop().create_task(microphone())
+        async def device() -> None:
+            # The audio device's reports, as the simulated player made them:
+            # the SDK's tracker work, without the simulation of the device.
+            for at, item_id, content_index, ms in recorded["plays"]:
+                if timed:
+                    await asyncio.sleep(at - loop.time())
+                tracker.on_play_ms(item_id, content_index, ms)
+                if not timed:
+                    await asyncio.sleep(0)
+
+        streaming = loop.create_task(microphone())
+        playing = loop.create_task(device())
         async for event in session:
             if event.type == "raw_model_event" and getattr(event.data, "type", None) == "raw_server_event":
                 seen += 1
                 if seen == len(frames):
                     break
         await streaming
+        await playing
     return seen
 
 
@@ -165,9 +195,9 @@ def floor_case(frames_path: str, timed: bool) -> dict[str, float]:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from minimal_loop import run_minimal
 
-        seen = run_minimal(lambda: sdk_floor(recorded["frames"], recorded["microphone_chunks"], recorded["frame_times"], recorded["microphone_times"]), tuned=True)
+        seen = run_minimal(lambda: sdk_floor(recorded, timed=True), tuned=True)
     else:
-        seen = asyncio.run(sdk_floor(recorded["frames"], recorded["microphone_chunks"]))
+        seen = asyncio.run(sdk_floor(recorded, timed=False))
     wall = time.perf_counter() - started
     return {"wall": wall, "events": seen, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 

@@ -89,7 +89,7 @@ def timed_floor(frames_path: str) -> tuple[collections.Counter[str], int]:
 
     benchmark = _long_call_benchmark()
     recorded = json.loads(Path(frames_path).read_text())
-    run = lambda: run_minimal(lambda: benchmark.sdk_floor(recorded["frames"], recorded["microphone_chunks"], recorded["frame_times"], recorded["microphone_times"]), tuned=True)  # noqa: E731
+    run = lambda: run_minimal(lambda: benchmark.sdk_floor(recorded, timed=True), tuned=True)  # noqa: E731
     return count_opcodes(run), len(recorded["frames"])
 
 

@@ -37,3 +37,43 @@ def test_thirty_minute_call_breaks_no_server_rule(seed: int, strategy: str) -> N
     assert summary.truncations >= summary.playback_interrupted > 0
     # The caller heard most, never more, of what the server sent.
     assert 0.5 * summary.sent_seconds < summary.heard_seconds <= summary.sent_seconds
+
+
+@pytest.mark.slow
+def test_the_benchmark_floor_replays_what_the_sdk_was_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/long_call.py's timed floor is honest only if it gives the SDK
+    what the simulated call gave it: every frame, and every playback report
+    of the simulated player to the session's tracker, at its instant."""
+    import asyncio
+    import importlib.util
+    import json
+    import subprocess
+
+    from agents.realtime.model import RealtimePlaybackTracker
+
+    benchmarks = EXAMPLES.parent / "benchmarks"
+    recorded_path = tmp_path / "recorded.json"
+    # (record_case patches the SDK's classes: a process of its own.)
+    subprocess.run([sys.executable, str(benchmarks / "long_call.py"), "--case", "1.5,0,fifo,", "--record", str(recorded_path)], check=True, timeout=120)
+    recorded = json.loads(recorded_path.read_text())
+    assert len(recorded["frames"]) > 100 and len(recorded["plays"]) > 100  # a call with audio played
+
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location("long_call_benchmark", benchmarks / "long_call.py")
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    from minimal_loop import run_minimal
+
+    replayed: list[list[object]] = []
+    on_play_ms = RealtimePlaybackTracker.on_play_ms
+
+    def counting_on_play_ms(self: RealtimePlaybackTracker, item_id: str, item_content_index: int, ms: float) -> None:
+        replayed.append([asyncio.get_running_loop().time(), item_id, item_content_index, ms])
+        on_play_ms(self, item_id, item_content_index, ms)
+
+    monkeypatch.setattr(RealtimePlaybackTracker, "on_play_ms", counting_on_play_ms)
+    seen = run_minimal(lambda: benchmark.sdk_floor(recorded, timed=True), tuned=True)
+    assert seen == len(recorded["frames"])
+    assert [play[1:] for play in replayed] == [play[1:] for play in recorded["plays"]]
+    assert [play[0] for play in replayed] == pytest.approx([play[0] for play in recorded["plays"]], abs=1e-6)

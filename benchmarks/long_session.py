@@ -177,9 +177,13 @@ def _floor_model_class() -> type:
         def __init__(self) -> None:
             self.listeners: list[Any] = []
             self.sends = 0
+            #: The assistant audio item playing (the floor's server sets it),
+            #: which an interrupt cuts, as the real adapter and the scripted
+            #: transport answer one: with ``audio_interrupted`` for it.
+            self.playing: str | None = None
 
         async def connect(self, options: Any) -> None:
-            pass
+            self.sends += 1  # (counted as the scripted transport counts its calls)
 
         def add_listener(self, listener: Any) -> None:
             self.listeners.append(listener)
@@ -190,9 +194,14 @@ def _floor_model_class() -> type:
 
         async def send_event(self, event: Any) -> None:
             self.sends += 1
+            if self.playing is not None and type(event).__name__ == "RealtimeModelSendInterrupt":
+                from agents.realtime.model_events import RealtimeModelAudioInterruptedEvent
+
+                item_id, self.playing = self.playing, None
+                await self.emit(RealtimeModelAudioInterruptedEvent(item_id=item_id, content_index=0))
 
         async def close(self) -> None:
-            pass
+            self.sends += 1
 
         async def emit(self, event: Any) -> None:
             for listener in list(self.listeners):
@@ -204,7 +213,7 @@ def _floor_model_class() -> type:
 async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]:
     """The SDK alone: a do-nothing RealtimeModel fed the same traffic, no time."""
     from agents.realtime import RealtimeRunner
-    from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
+    from agents.realtime.model_events import RealtimeModelAudioDoneEvent, RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
 
     from agentsim.realtime import turn_ended, turn_started
 
@@ -228,6 +237,7 @@ async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]
             await model.emit(_tool_call(minute))
             await asyncio.sleep(0)
             await model.emit(turn_started(f"r{minute}"))
+            model.playing = f"a{minute}"
             sent = chunks_per_answer if minute % 5 != 4 else int(INTERRUPT_AFTER / 0.02)
             for index in range(sent):
                 await model.emit(RealtimeModelAudioEvent(data=CHUNK, response_id=f"r{minute}", item_id=f"a{minute}", content_index=0))
@@ -238,6 +248,9 @@ async def realtime_floor(minutes: int, counts: dict[str, int]) -> dict[str, Any]
                 await asyncio.sleep(0)
             if minute % 5 == 4:
                 await session.interrupt()
+            else:
+                model.playing = None
+                await model.emit(RealtimeModelAudioDoneEvent(item_id=f"a{minute}", content_index=0))
             await model.emit(turn_ended(f"r{minute}"))
             for _ in range(FRAMES_PER_MINUTE - 500 - sent):  # the rest of the minute
                 await session.send_audio(CHUNK)
@@ -254,7 +267,7 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
     on the tuned minimal virtual loop (``minimal_loop.py``). No agentsim: no
     trace, no scenario, no recorded sends, no ordering choices."""
     from agents.realtime import RealtimeRunner
-    from agents.realtime.model_events import RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
+    from agents.realtime.model_events import RealtimeModelAudioDoneEvent, RealtimeModelAudioEvent, RealtimeModelTranscriptDeltaEvent
 
     from agentsim.realtime import turn_ended, turn_started
 
@@ -289,6 +302,7 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
             await model.tool_output.wait()
             model.interrupted = False
             await model.emit(turn_started(f"r{minute}"))
+            model.playing = f"a{minute}"
             started = loop.time()
             for index in range(chunks_per_answer):
                 await asyncio.sleep(started + index * 0.02 - loop.time())
@@ -298,6 +312,11 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
                 word = index * len(words) // chunks_per_answer
                 if word != (index - 1) * len(words) // chunks_per_answer:
                     await model.emit(RealtimeModelTranscriptDeltaEvent(item_id=f"a{minute}", delta=words[word] + " ", response_id=f"r{minute}"))
+            if not model.interrupted:
+                # The answer ends when its last chunk has played out.
+                await asyncio.sleep(started + chunks_per_answer * 0.02 - loop.time())
+                model.playing = None
+                await model.emit(RealtimeModelAudioDoneEvent(item_id=f"a{minute}", content_index=0))
             await model.emit(turn_ended(f"r{minute}"))
 
     async with await runner.run() as session:

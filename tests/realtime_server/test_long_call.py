@@ -37,4 +37,3 @@ def test_thirty_minute_call_breaks_no_server_rule(seed: int, strategy: str) -> N
     assert summary.truncations >= summary.playback_interrupted > 0
     # The caller heard most, never more, of what the server sent.
     assert 0.5 * summary.sent_seconds < summary.heard_seconds <= summary.sent_seconds
-

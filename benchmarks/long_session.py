@@ -194,11 +194,16 @@ def _floor_model_class() -> type:
 
         async def send_event(self, event: Any) -> None:
             self.sends += 1
-            if self.playing is not None and type(event).__name__ == "RealtimeModelSendInterrupt":
+            kind = type(event).__name__
+            if kind == "RealtimeModelSendInterrupt" and self.playing is not None:
                 from agents.realtime.model_events import RealtimeModelAudioInterruptedEvent
 
                 item_id, self.playing = self.playing, None
                 await self.emit(RealtimeModelAudioInterruptedEvent(item_id=item_id, content_index=0))
+            self.sent(kind)
+
+        def sent(self, kind: str) -> None:
+            """A send of ``kind`` (its class name) was made; for subclasses."""
 
         async def close(self) -> None:
             self.sends += 1
@@ -279,9 +284,7 @@ async def realtime_timed_floor(minutes: int) -> dict[str, Any]:
             self.tool_output = asyncio.Event()
             self.interrupted = False
 
-        async def send_event(self, event: Any) -> None:
-            await super().send_event(event)
-            kind = type(event).__name__
+        def sent(self, kind: str) -> None:
             if kind == "RealtimeModelSendToolOutput":
                 self.tool_output.set()
             elif kind == "RealtimeModelSendInterrupt":

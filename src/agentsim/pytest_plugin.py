@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import shlex
 import time
 import types
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from ._pytest_shards import claim, database_key
 from .explore import explore, replay
 from .explore._database import DEFAULT_DIRECTORY
 from .explore import ExploreOptions
-from .explore._report import ExploreReport
+from .explore._report import ExploreReport, format_replay
 from .explore._schedule import Schedule
 from .explore._shrink import origin
 
@@ -213,6 +214,7 @@ class AgentsimFailure(AgentsimError, AssertionError):
 
 def _explorer_for(item: pytest.Function, function: Any) -> Any:
     def run_under_agentsim(**arguments: Any) -> None:
+        __tracebackhide__ = True  # a failure shows the user's line and the report, not the plugin
         if not inspect.iscoroutinefunction(function):
             raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.agentsim needs an `async def` test")
         _run_marked_test(item, function, arguments)
@@ -235,6 +237,17 @@ class FixtureHealthCheck(AgentsimError):
 
 #: Function-scoped fixtures that hold no state a run could leave behind.
 _STATELESS_FIXTURES = frozenset({"sim", "request", "anyio_backend"})
+
+
+def _is_direct_parameter(item: pytest.Function, name: str) -> bool:
+    """True for a ``@pytest.mark.parametrize`` argument that is a plain value,
+    not an indirect fixture: pytest gives it a pseudo fixture definition of
+    function scope, but it is the same value for every run, not shared state."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or name not in callspec.params:
+        return False
+    definitions = item._fixtureinfo.name2fixturedefs.get(name) or ()
+    return all(getattr(definition.func, "__name__", "") == "get_direct_param_fixture_func" for definition in definitions)
 
 
 def _is_trio_fixture(value: object) -> bool:
@@ -260,6 +273,7 @@ def _check_fixtures(item: pytest.Function, arguments: dict[str, Any], allow_shar
         for name, value in arguments.items()
         # pytest-trio's fixtures are set up afresh in every run (_per_run_trio_fixtures).
         if name not in _STATELESS_FIXTURES and not name.startswith("_") and not _is_trio_fixture(value)
+        and not _is_direct_parameter(item, name)
         and definitions.get(name) and definitions[name][-1].scope == "function"
     ]
     if shared:
@@ -302,7 +316,30 @@ def _per_run_trio_fixtures(item: pytest.Function, function: Any, arguments: dict
     return test_body
 
 
+def _shell_word(text: str) -> str:
+    """``text`` as one shell word: a node id with parameters (``test_x[0.3]``)
+    must be quoted, or the shell expands the brackets."""
+    if all(char.isalnum() or char in "/._-:=," for char in text):
+        return text
+    if not any(char in text for char in '"$`\\!'):
+        return f'"{text}"'
+    return shlex.quote(text)
+
+
+def _expects_failure(item: pytest.Function) -> bool:
+    """True when the test is marked xfail (with its condition true): its
+    failures are expected, so none is kept in the failure database."""
+    if item.get_closest_marker("xfail") is None:
+        return False
+    try:
+        from _pytest.skipping import evaluate_xfail_marks
+    except ImportError:  # pragma: no cover - pytest moved it: treat the mark as set
+        return True
+    return evaluate_xfail_marks(item) is not None
+
+
 def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, Any]) -> None:
+    __tracebackhide__ = True
     marker = item.get_closest_marker("agentsim")
     assert marker is not None
     config = item.config
@@ -325,10 +362,13 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         test_body = _per_run_trio_fixtures(item, function, arguments)
     else:
         async def test_body() -> None:
+            __tracebackhide__ = True
             await function(**arguments)
 
     test_body.__qualname__ = function.__qualname__
-    base = item.nodeid.split("[")[0]
+    # The node id keeps the parametrize id (without the shard), so the line
+    # replays this parameter only.
+    base = _shell_word(database_key(item.nodeid))
     pinned = config.getoption("agentsim_schedule")
     seed_option = config.getoption("agentsim_seed")
     strategy = config.getoption("agentsim_strategy") or settings.strategy
@@ -346,9 +386,9 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         if isinstance(result.exception, _NOT_FAILURES):
             raise result.exception
         if result.exception is not None:
-            raise AgentsimFailure(
-                f"schedule {schedule.encode()} failed at virtual time {result.end_time:.3f}s; timeline:\n{result.trace.format(30)}"
-            ) from result.exception
+            repro = f"pytest {base} --agentsim-schedule={schedule.encode()}"
+            report = format_replay(schedule, result.exception, result.trace, repro, verbose=config.getoption("agentsim_verbose"))
+            raise AgentsimFailure(report) from result.exception
         return
 
     runs_option = config.getoption("agentsim_runs")
@@ -363,6 +403,8 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     database = config.getoption("agentsim_db")
     if database is None:
         database = settings.database
+    if _expects_failure(item):
+        database = None  # an expected failure is no regression to replay first
     started = time.perf_counter()  # the plugin's own wall clock, outside any simulation
     report = explore(
         test_body,
@@ -394,3 +436,4 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
                 pytest.skip(f"seed {failure.seed} failed the same way ({described}); {reporter} reports it")
         cause = report.failures[0].exception if report.failures else None
         raise AgentsimFailure(report.format(verbose=config.getoption("agentsim_verbose")), report) from cause
+

@@ -262,6 +262,8 @@ def explore(
             report.jitter_draws += outcome.jitter_draws
             digests.add(outcome.digest)
             orders.add(outcome.order_digest)
+            if outcome.leftover_tasks and not report.leftover_tasks:
+                report.leftover_tasks = outcome.leftover_tasks
             if outcome.differs:
                 report.nondeterminism.append(_first_difference(run or runner.run(outcome.ran), runner.run(outcome.ran)))
             if progress is not None:
@@ -283,6 +285,9 @@ def explore(
     report.distinct_timings = len(digests)
     if report.runs_executed > 1 and not report.failures and report.single_schedule:
         warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=2)
+    if report.leftover_tasks:
+        # Once per sweep, not once per run (runs are quiet about it).
+        warnings.warn(LeftoverTasksWarning(report.leftover_tasks), stacklevel=2)
     return report
 
 

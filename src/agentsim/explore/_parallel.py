@@ -30,7 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from .._kernel.errors import SimulationConfigError
+from .._kernel.errors import SimulationConfigError, TaskSnapshot
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult
 from ._schedule import Schedule
@@ -88,6 +88,8 @@ class RunOutcome:
     order_digest: str
     #: check_determinism: the second run's digest differed.
     differs: bool = False
+    #: Tasks the run left running when its main function returned.
+    leftover_tasks: tuple[TaskSnapshot, ...] = ()
     result: SimulationResult[Any] | None = None
 
 
@@ -116,6 +118,7 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
         digest=result.trace.digest(),
         order_digest=result.trace.order_digest(),
         differs=differs,
+        leftover_tasks=result.leftover_tasks,
     )
     return outcome, result
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._kernel.errors import AgentsimWarning
+from .._kernel.errors import AgentsimWarning, TaskSnapshot
 from .._kernel.frames import format_site, is_agentsim, is_program_code
 from .._kernel.trace import Trace, TraceEvent
 from ._schedule import Schedule
@@ -32,34 +32,75 @@ class MinimalSchedule:
         return dict(self.schedule.deviations or {})
 
     def timeline(self, window: int = 40, context: int = 4) -> str:
-        """The decisive moments of the minimal run, in virtual ms.
+        """The decisive moments of the minimal run, in virtual ms (see :func:`focused_timeline`)."""
+        return focused_timeline(self.trace, window, context)
 
-        Task steps and timer firings are left out and runs of alike events
-        (audio chunks) are folded into one line. Shown: ``context`` lines
-        around each deviation from stock order (marked ``>>``, with when the
-        pick fired against its window), each delay drawn under ``jitter``
-        (which shrinking did not take back to nominal), each rule violation
-        and milestone a double or the test recorded
-        (``agentsim.record_event``), and the failure itself (marked ``!!``);
-        ``...`` stands for what is left out. At most ``window`` lines.
-        """
-        lines, decisive = _folded_lines(self.trace.events)
-        if not lines:
-            return ""
-        keep: set[int] = set()
-        for index in decisive:
-            keep.update(range(max(0, index - context), min(len(lines), index + context + 1)))
-        chosen = sorted(keep) or list(range(max(0, len(lines) - window), len(lines)))
-        # Over budget: the failure and the moments nearest it matter most.
-        chosen = chosen[-window:]
-        out: list[str] = []
-        previous = -1
-        for index in chosen:
-            if previous >= 0 and index != previous + 1:
-                out.append("   ...")
-            out.append(lines[index])
-            previous = index
-        return "\n".join(out)
+    @property
+    def nominal(self) -> bool:
+        """True when the failure needs no deviation from stock order and no
+        delay jitter: it fails under nominal timing, so it is no scheduling race."""
+        return not self.schedule.deviations and self.schedule.jitter == 0
+
+
+#: What a report says of a failure that needs no exploring.
+NOT_A_RACE = "fails under nominal timing (stock order, no deviation): not a scheduling race"
+
+
+def focused_timeline(trace: Trace, window: int = 40, context: int = 4) -> str:
+    """The decisive moments of a failing run, in virtual ms.
+
+    Task steps and timer firings are left out and runs of alike events
+    (audio chunks) are folded into one line. Shown: ``context`` lines
+    around each deviation from stock order (marked ``>>``, with when the
+    pick fired against its window), each delay drawn under ``jitter``
+    (which shrinking did not take back to nominal), each rule violation
+    and milestone a double or the test recorded
+    (``agentsim.record_event``), and the failure itself (marked ``!!``);
+    ``...`` stands for what is left out. At most ``window`` lines.
+    """
+    lines, decisive = _folded_lines(trace.events)
+    if not lines:
+        return ""
+    keep: set[int] = set()
+    for index in decisive:
+        keep.update(range(max(0, index - context), min(len(lines), index + context + 1)))
+    chosen = sorted(keep) or list(range(max(0, len(lines) - window), len(lines)))
+    # Over budget: the failure and the moments nearest it matter most.
+    chosen = chosen[-window:]
+    out: list[str] = []
+    previous = -1
+    for index in chosen:
+        if previous >= 0 and index != previous + 1:
+            out.append("   ...")
+        out.append(lines[index])
+        previous = index
+    return "\n".join(out)
+
+
+def _error_lines(exception: BaseException) -> str:
+    """The leaf exception and where the program raised it."""
+    error = leaf_exception(exception)
+    site = exception_site(error)
+    return f"{type(error).__name__}: {error}" + (f"\n  raised at {site}" if site else "")
+
+
+def format_replay(schedule: Schedule, exception: BaseException, trace: Trace, repro: str, *, verbose: bool = False) -> str:
+    """The report of one replayed failing schedule, focused as a sweep's is:
+    the exception and its site, the decisive moments, the replay line."""
+    deviations = len(schedule.deviations or {})
+    if schedule.is_replay:
+        jitter = "no delay jitter" if schedule.jitter == 0 else f"delay jitter x{schedule.jitter:g}"
+        described = f"{deviations} deviation(s) from FIFO order, {jitter}"
+    else:
+        described = f"strategy {schedule.strategy!r}"
+    lines = [_error_lines(exception), f"schedule {schedule.encode()} ({described}) failed when replayed; '>>' marks the deviations, '!!' the failure:"]
+    if (schedule.is_replay and not deviations and schedule.jitter == 0) or schedule.strategy == "fifo":
+        lines.append(NOT_A_RACE)
+    lines.append(focused_timeline(trace))
+    if verbose:
+        lines += ["the failing run, every event:", trace.format(None)]
+    lines.append(f"replay: {repro}")
+    return "\n".join(lines)
 
 
 #: Event kinds that are the schedule's bookkeeping rather than what happened.
@@ -130,16 +171,23 @@ class Failure:
         """The report: the exception and where it was raised, the minimal
         schedule's decisive moments, and the line that replays it
         (``verbose``: the whole timeline of the failing run too)."""
-        error = self.error
-        site = exception_site(error)
-        lines = [f"{type(error).__name__}: {error}" + (f"\n  raised at {site}" if site else "")]
-        lines.append(f"seed {self.seed} (strategy {self.strategy!r}) failed")
+        lines = [_error_lines(self.exception)]
+        if self.from_database:
+            lines.append(
+                f"seed {self.seed} (strategy {self.strategy!r}) failed in an earlier sweep: replayed first from the "
+                "failure database, and it still fails"
+            )
+        else:
+            lines.append(f"seed {self.seed} (strategy {self.strategy!r}) failed")
+        if self.minimal is not None and self.minimal.nominal:
+            lines.append(NOT_A_RACE)
         if self.minimal is not None:
             minimal = self.minimal
             jitter = "no delay jitter" if minimal.schedule.jitter == 0 else f"delay jitter x{minimal.schedule.jitter:g}"
+            found = "shrunk in that earlier sweep" if self.from_database and minimal.shrink_runs == 0 else f"found in {minimal.shrink_runs} shrink runs"
             lines.append(
                 f"minimal schedule: {len(minimal.deviations)} deviation(s) from FIFO order, {jitter} "
-                f"(found in {minimal.shrink_runs} shrink runs); '>>' marks the deviations, '!!' the failure:"
+                f"({found}); '>>' marks the deviations, '!!' the failure:"
             )
             lines.append(minimal.timeline())
         if verbose:
@@ -194,7 +242,8 @@ class ExploreReport:
     and ``distinct_timings`` how many different timed traces (an order under
     other delays counts once there for each timing); ``windowed_timers`` and
     ``jitter_draws`` the delays set as windows and drawn as points, over all
-    runs; ``failures`` the failing runs; ``nondeterminism`` schedules that did
+    runs; ``leftover_tasks`` the tasks the first run that leaked tasks left
+    running; ``failures`` the failing runs; ``nondeterminism`` schedules that did
     not repeat.
     """
 
@@ -207,6 +256,8 @@ class ExploreReport:
     choice_points: list[int] = field(default_factory=list)
     windowed_timers: int = 0
     jitter_draws: int = 0
+    #: The tasks the first leaking run left running (the sweep warns once with them).
+    leftover_tasks: tuple[TaskSnapshot, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -223,10 +274,16 @@ class ExploreReport:
         the failing run's whole timeline) and each nondeterminism."""
         points = self.choice_points
         spread = f", {min(points)}-{max(points)} choice point(s) per run" if points else ""
+        replayed = f", {self.replayed_from_database} saved failure(s) replayed first" if self.replayed_from_database else ""
         lines = [
             f"{self.runs_executed} run(s), {self.distinct_schedules} distinct order(s), "
-            f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s)"
+            f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s){replayed}"
         ]
+        if self.runs_executed == 0 and any(failure.from_database for failure in self.failures):
+            lines[0] += (
+                "\n(a failure saved by an earlier sweep still fails, so no new run was needed; "
+                "delete the database entry, or pass database=None / --agentsim-db=none, to sweep afresh)"
+            )
         if self.runs_executed > 1 and self.single_schedule:
             lines.append(f"health: {SingleScheduleWarning.after(self.runs_executed)}")
         lines += [failure.format(verbose=verbose) for failure in self.failures]

@@ -262,7 +262,8 @@ def explore(
             report.jitter_draws += outcome.jitter_draws
             digests.add(outcome.digest)
             orders.add(outcome.order_digest)
-            if outcome.leftover_tasks and not report.leftover_tasks:
+            # A failing run's leftovers are the failure's consequence: only a passing run leaks.
+            if outcome.leftover_tasks and not outcome.failed and not report.leftover_tasks:
                 report.leftover_tasks = outcome.leftover_tasks
             if outcome.differs:
                 report.nondeterminism.append(_first_difference(run or runner.run(outcome.ran), runner.run(outcome.ran)))

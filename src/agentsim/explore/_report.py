@@ -242,8 +242,8 @@ class ExploreReport:
     and ``distinct_timings`` how many different timed traces (an order under
     other delays counts once there for each timing); ``windowed_timers`` and
     ``jitter_draws`` the delays set as windows and drawn as points, over all
-    runs; ``leftover_tasks`` the tasks the first run that leaked tasks left
-    running; ``failures`` the failing runs; ``nondeterminism`` schedules that did
+    runs; ``leftover_tasks`` the tasks the first passing run that leaked
+    tasks left running; ``failures`` the failing runs; ``nondeterminism`` schedules that did
     not repeat.
     """
 
@@ -256,7 +256,7 @@ class ExploreReport:
     choice_points: list[int] = field(default_factory=list)
     windowed_timers: int = 0
     jitter_draws: int = 0
-    #: The tasks the first leaking run left running (the sweep warns once with them).
+    #: The tasks the first passing run that leaked left running (the sweep warns once with them).
     leftover_tasks: tuple[TaskSnapshot, ...] = ()
 
     @property

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agentsim
-from agentsim.explore import CorruptFailureEntryWarning, FailureDatabase, Schedule
+from agentsim.explore import CorruptFailureEntryWarning, FailureDatabase, FailureDatabaseWarning, Schedule
 
 from .test_explore import booking_race
 
@@ -103,3 +103,71 @@ def test_a_database_path_that_is_a_file_is_refused_before_the_sweep(tmp_path: Pa
     with pytest.raises(SimulationConfigError) as info:
         agentsim.explore(booking_race, runs=100, database=a_file)
     assert info.value.parameter == "database"
+
+
+# A failed save is never silent (issue: first contact).
+
+
+def test_an_uncreatable_directory_warns_naming_the_path_and_saves_nothing(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    database = FailureDatabase(blocker / "db")  # below a file: cannot be created (even as root)
+    with pytest.warns(FailureDatabaseWarning) as caught:
+        database.save("tests:key", Schedule(3, "random"))
+    warning = caught[0].message
+    assert isinstance(warning, FailureDatabaseWarning) and str(blocker) in str(warning.path)
+    assert database.fetch("tests:key") == []
+
+
+def test_explore_warns_when_it_cannot_keep_a_failure(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.warns(FailureDatabaseWarning, match="could not write"):
+        report = agentsim.explore(booking_race, runs=100, database=blocker / "db")
+    assert report.failures  # the sweep's result stands
+
+
+def test_a_full_disk_leaves_no_empty_entry_and_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    database = FailureDatabase(tmp_path)
+    real_fdopen = os.fdopen
+
+    class FullDisk:
+        """A file whose writes fail as on a full disk (the file itself exists)."""
+
+        def __init__(self, handle: int, mode: str) -> None:
+            self.file = real_fdopen(handle, mode)
+
+        def __enter__(self) -> FullDisk:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", FullDisk)
+    try:
+        with pytest.warns(FailureDatabaseWarning, match="No space left"):
+            database.save("tests:key", Schedule(5, "random"))
+    finally:
+        monkeypatch.setattr(os, "fdopen", real_fdopen)
+    files = [path for path in (tmp_path / "failures").rglob("*") if path.is_file()]
+    assert [path for path in files if path.stat().st_size == 0] == []
+    assert [path for path in files if path.name.startswith(".tmp-")] == []
+    assert database.fetch("tests:key") == []
+    database.save("tests:key", Schedule(5, "random"))  # space again: saved
+    assert database.load("tests:key") == [Schedule(5, "random")]
+
+
+def test_save_takes_schedule_strings_and_refuses_other_values(tmp_path: Path) -> None:
+    database = FailureDatabase(tmp_path)
+    database.save("tests:key", "7:random", "7:fifo+0=1:j0")
+    [entry] = database.fetch("tests:key")
+    assert entry.schedule == Schedule(7, "random") and entry.minimal is not None and entry.minimal.encode() == "7:fifo+0=1:j0"
+    with pytest.raises(agentsim.SimulationConfigError, match="schedule"):
+        database.save("tests:key", 7)  # type: ignore[arg-type]
+    with pytest.raises(agentsim.SimulationConfigError, match="key"):
+        database.save(b"tests:key", "7:random")  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ jitter, and reports a line that replays it. ``replay`` runs one schedule.
 
 from ._database import CorruptFailureEntryWarning as CorruptFailureEntryWarning
 from ._database import FailureDatabase as FailureDatabase
+from ._database import FailureDatabaseWarning as FailureDatabaseWarning
 from ._database import SavedFailure as SavedFailure
 from ._explore import EXPLORE_STRATEGIES as EXPLORE_STRATEGIES
 from ._explore import explore as explore
@@ -24,6 +25,7 @@ from ._schedule import Schedule as Schedule
 __all__ = [
     "CorruptFailureEntryWarning",
     "FailureDatabase",
+    "FailureDatabaseWarning",
     "SavedFailure",
     "EXPLORE_STRATEGIES",
     "explore",

@@ -1,8 +1,10 @@
 """The failure database: failing schedules kept under ``.agentsim/`` and replayed first.
 
-Storage is hypothesis's :class:`~hypothesis.database.DirectoryBasedExampleDatabase`:
-a directory per key and a file per entry, each written whole before it is
-renamed into place. Writers never rewrite a shared file, so concurrent
+Storage is hypothesis's :class:`~hypothesis.database.DirectoryBasedExampleDatabase`
+layout: a directory per key and a file per entry, each written whole beside
+its place before it is renamed there (agentsim writes entries itself, since
+hypothesis's save drops a failed write silently and may leave an empty entry
+on a full disk: here a failed write warns, :class:`FailureDatabaseWarning`). Writers never rewrite a shared file, so concurrent
 processes (pytest-xdist workers, parallel CI jobs) lose no entry, and a
 write killed at any moment leaves no partial entry. An entry is one failure:
 the schedule that failed and the minimal schedule shrinking found, so a
@@ -11,8 +13,10 @@ rerun replays the minimal one and need not shrink again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -27,6 +31,23 @@ DEFAULT_DIRECTORY = ".agentsim"
 STALE_TEMP_SECONDS = 600.0
 
 _FORMAT = 1
+
+
+class FailureDatabaseWarning(AgentsimWarning):
+    """A failing schedule could not be saved (or forgotten) in the failure
+    database: its directory cannot be created or written, or the disk is
+    full. The sweep's result stands, but the next run will not replay this
+    failure first. ``path`` names where the write failed and ``reason`` the
+    system's error: fix the directory, or pass another one (``database=``,
+    ``--agentsim-db``) or None to disable the database."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(
+            f"the failure database could not write {path}: {reason}. This failure will not be replayed first next "
+            "time: make the directory writable, or choose another (database=..., --agentsim-db) or none"
+        )
 
 
 class CorruptFailureEntryWarning(AgentsimWarning):
@@ -83,14 +104,24 @@ class FailureDatabase:
         """The failing schedules of ``key`` (see :meth:`fetch`)."""
         return [entry.schedule for entry in self.fetch(key)]
 
-    def save(self, key: str, schedule: Schedule, minimal: Schedule | None = None) -> None:
+    def save(self, key: str, schedule: Schedule | str, minimal: Schedule | str | None = None) -> None:
         """Keep ``schedule`` (and its ``minimal`` form) under ``key``, replacing
-        an earlier entry of the same schedule."""
+        an earlier entry of the same schedule. Schedules may be given as the
+        strings reports print. A write that fails (unwritable directory, full
+        disk) leaves nothing behind and warns :class:`FailureDatabaseWarning`."""
+        if not isinstance(key, str):
+            raise SimulationConfigError("key", key, "a string naming the test (its node id or module:qualname)")
+        schedule = _as_schedule("schedule", schedule)
+        minimal = _as_schedule("minimal", minimal) if minimal is not None else None
         entry = _encode(SavedFailure(schedule, minimal))
-        for value in self._store.fetch(key.encode()):
-            if value != entry and _schedule_of(value) == schedule.encode():
-                self._store.delete(key.encode(), value)
-        self._store.save(key.encode(), entry)
+        path = self._store._value_path(key.encode(), entry)
+        try:
+            for value in self._store.fetch(key.encode()):
+                if value != entry and _schedule_of(value) == schedule.encode():
+                    self._store.delete(key.encode(), value)
+            _write_whole(path, entry)
+        except OSError as error:
+            warnings.warn(FailureDatabaseWarning(path, error.strerror or str(error)), stacklevel=2)
 
     def delete(self, key: str, schedule: Schedule) -> None:
         """Forget ``schedule`` under ``key`` (the bug is fixed)."""
@@ -135,6 +166,31 @@ class FailureDatabase:
                 legacy.unlink()
             except (OSError, ValueError, KeyError, TypeError) as error:
                 warnings.warn(CorruptFailureEntryWarning(legacy, str(error) or type(error).__name__), stacklevel=2)
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file
+    beside it (same directory, so the rename cannot cross file systems),
+    then renamed into place. On failure the temporary file is removed here,
+    where it was made; no empty or partial entry is ever visible."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _as_schedule(name: str, value: object) -> Schedule:
+    if isinstance(value, Schedule):
+        return value
+    if isinstance(value, str):
+        return Schedule.decode(value)
+    raise SimulationConfigError(name, value, "a Schedule or a schedule string as a report prints it ('17:random', '17:fifo+3=1:j0')")
 
 
 def _encode(entry: SavedFailure) -> bytes:

@@ -342,3 +342,28 @@ def test_every_recipe_of_the_guide_is_here() -> None:
         "scripted_voice_workflow",
         "streamed_transcription",
     }
+
+
+REALTIME_RECIPES = ("realtime_message", "realtime_tool_workflow")
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.3])
+@pytest.mark.parametrize("name", REALTIME_RECIPES)
+@pytest.mark.parametrize(("strategy", "seed"), SCHEDULES)
+def test_realtime_recipe_wrapped_in_the_timed_model(name: str, latency: float, strategy: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guide's realtime recipes with their ScriptedRealtimeModel wrapped in
+    TimedRealtimeModel, the one line docs/realtime.md promises, at zero and
+    non-zero latency, under FIFO and random seeds 0-3."""
+    from agentsim.realtime import TimedRealtimeModel
+
+    scripted = ScriptedRealtimeModel  # the SDK's class, before the recipe's name is patched
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return TimedRealtimeModel(scripted(*args, **kwargs), latency=latency)
+
+    monkeypatch.setitem(RECIPES[name].__globals__, "ScriptedRealtimeModel", wrapped)
+    agentsim.run(RECIPES[name], seed=seed, strategy=strategy)
+
+
+def test_every_realtime_recipe_is_run_wrapped() -> None:
+    assert set(REALTIME_RECIPES) == {name for name in RECIPES if name.startswith("realtime")}

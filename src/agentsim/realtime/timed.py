@@ -56,7 +56,8 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
     ``latency``: a delay spec (see :mod:`agentsim.timing`) from each send (and
     the connect) to the first event it triggers, drawn once per send; events
     the test pushes with ``model.emit(...)`` take it too. ``connect_latency``:
-    how long ``connect`` takes. ``audio_pace``: assistant audio
+    how long ``connect`` takes; like the SDK's scripted model, ``connect``
+    returns once the wrapped model's connect events reached the listeners. ``audio_pace``: assistant audio
     (``RealtimeModelAudioEvent``, pcm16 at ``sample_rate``) leaves no faster
     than its duration ``/ audio_pace`` (``1.0``: real time; a ``(low, high)``
     range makes each chunk's spacing a window; ``None``: no pacing). Events
@@ -98,6 +99,11 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         self._batch_due: float | None = None  # while a send is in progress: when its replies may start
         self._audio_free_at = 0.0
         self._drop_plan: tuple[float, bool] | None = None
+        # Events received from the wrapped model, and how many of them were
+        # delivered or dropped: connect waits on these for its own events.
+        self._received = 0
+        self._settled = 0
+        self._settled_event = asyncio.Event()
         #: True once the connection dropped (``disconnect_at``).
         self.dropped = False
         model.add_listener(_Relay(self._receive))
@@ -114,11 +120,16 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         await self._connect_latency.sleep(0)
         loop = asyncio.get_running_loop()
         self._delivery = loop.create_task(self._deliver_forever(), name="timed-realtime-delivery")
+        self._delivery.add_done_callback(lambda _: self._settled_event.set())
         if self._drop_plan is not None:
             self._drop = loop.create_task(self._drop_at(*self._drop_plan), name="timed-realtime-drop")
         try:
             async with self._batch():
                 await self.model.connect(options)
+            # As the SDK's scripted model does, connect returns once the
+            # model's connect events reached the listeners (after their
+            # latency): a session handles them inside its __aenter__.
+            await self._delivered_through(self._received)
         except BaseException:
             await self._stop()  # a failed connect leaves no delivery task behind
             raise
@@ -158,6 +169,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         self.dropped = True
         self._drop_plan = None  # once: a reconnect is not dropped again
         record_event("disconnect", "clean" if clean else "unclean")
+        self._settle(len(self._queue))
         self._queue.clear()
         delivery, self._delivery = self._delivery, None
         if delivery is not None:
@@ -196,6 +208,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         if self._queue:
             due = max(due, self._queue[-1][0])  # order is kept
         self._queue.append((due, event))
+        self._received += 1
         self._wake.set()
 
     def _cancel_queued_audio(self, event: RealtimeModelSendInterrupt) -> None:
@@ -209,6 +222,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         ]
         if len(kept) != len(self._queue):
             record_event("drop", f"{len(self._queue) - len(kept)} queued audio event(s): interrupted")
+            self._settle(len(self._queue) - len(kept))
             self._queue = deque(kept)
             self._audio_free_at = direct_time.current_time()
 
@@ -223,11 +237,26 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
             # identity: the clock's ticks may round the due time down).
             if self._queue and self._queue[0] is head:
                 await self._deliver(self._queue.popleft()[1])
+                self._settle(1)
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
         await self._listeners.deliver(event)
 
+    def _settle(self, count: int) -> None:
+        """``count`` received events were delivered or dropped."""
+        self._settled += count
+        self._settled_event.set()
+
+    async def _delivered_through(self, received: int) -> None:
+        """Wait until the first ``received`` events were delivered or dropped."""
+        while self._settled < received:
+            if self._delivery is None or self._delivery.done():
+                return  # dropped or failed meanwhile: nothing more will be delivered
+            self._settled_event.clear()
+            await self._settled_event.wait()
+
     async def _stop(self) -> None:
+        self._settle(len(self._queue))
         self._queue.clear()
         for task in (self._delivery, self._drop):
             if task is not None and not task.done() and task is not asyncio.current_task():

@@ -48,3 +48,32 @@ def requires_sdk(minimum: str, why: str) -> None:
 #: CI also runs the suite on 0.13.6 and the kernel's tests on 0.2.11, where they are missing.
 SDK_HAS_TESTING = _sdk_has_testing()
 needs_sdk_testing = pytest.mark.skipif(not SDK_HAS_TESTING, reason="needs openai-agents >= 0.21 (agents.testing); this release predates it")
+
+
+def check_trace_events(records: list[dict[str, object]]) -> None:
+    """A Trace Event Format document is well formed for Perfetto: each ``B``
+    has its ``E`` on the same track, in order, and no ``E`` comes first."""
+    depth: dict[object, int] = {}
+    for record in records:
+        if record["ph"] == "B":
+            depth[record["tid"]] = depth.get(record["tid"], 0) + 1
+        elif record["ph"] == "E":
+            assert depth.get(record["tid"], 0) > 0, f"an E without its B on track {record['tid']}: {record}"
+            depth[record["tid"]] -= 1
+    unclosed = {tid: count for tid, count in depth.items() if count}
+    assert not unclosed, f"B events without their E, by track: {unclosed}"
+
+
+@pytest.fixture(autouse=True)
+def _every_exported_timeline_is_well_formed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every timeline the suite exports in-process is checked (spans balanced per track)."""
+    from agentsim import timeline
+
+    convert = timeline.to_trace_events
+
+    def checked(events: object) -> list[dict[str, object]]:
+        records = convert(events)  # type: ignore[arg-type]
+        check_trace_events(records)  # type: ignore[arg-type]
+        return records  # type: ignore[return-value]
+
+    monkeypatch.setattr(timeline, "to_trace_events", checked)

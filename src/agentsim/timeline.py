@@ -32,38 +32,85 @@ _SPAN_KINDS = {"spawn": "B", "exit": "E"}
 _NUMBER = re.compile(r"(\w+)=(-?[0-9.]+)")
 
 
+#: A task's identity in its label: asyncio labels end in ``#N`` (the task's
+#: number in the simulation), which a rename (``task.set_name``) keeps.
+_TASK_NUMBER = re.compile(r"#(\d+)$")
+
+
+def _track_key(label: str) -> str:
+    """What a task's track is keyed by: its number when the label has one
+    (the same task under a new name keeps its track), else its label."""
+    number = _TASK_NUMBER.search(label)
+    return f"#{number.group(1)}" if number else label
+
+
 def to_trace_events(events: Iterable[TraceEvent]) -> list[dict[str, Any]]:
-    """Trace Event Format records for ``events`` (one thread track per task)."""
+    """Trace Event Format records for ``events`` (one thread track per task).
+
+    Tracks are keyed by task identity: a task renamed after it started (the
+    SDK names its tasks so) keeps its track, whose name is updated, with a
+    ``renamed`` instant at the first event under the new name. Every span is
+    balanced on its track: a task still running when the trace ends is
+    closed at the trace's last instant, and an exit whose spawn fell out of
+    a bounded trace is an instant. Records added for either carry
+    ``"synthetic": true`` (:func:`load` leaves them out).
+    """
     tracks: dict[str, int] = {}
+    names: dict[int, str] = {}
+    open_spans: dict[int, int] = {}
     records: list[dict[str, Any]] = []
     registered = lanes()
     order = list(registered)
+    last_ts = 0.0
 
-    def track(label: str) -> int:
+    def name_track(tid: int, name: str) -> None:
+        names[tid] = name
+        records.append({"ph": "M", "name": "thread_name", "pid": PROCESS_ID, "tid": tid, "args": {"name": name}})
+
+    def track(label: str, key: str, ts: float, lane: Lane | None) -> int:
         name = label or "(scheduler)"
-        if name not in tracks:
-            tracks[name] = len(tracks) + 1
-            records.append({"ph": "M", "name": "thread_name", "pid": PROCESS_ID, "tid": tracks[name], "args": {"name": name}})
-        return tracks[name]
+        if key not in tracks:
+            tid = tracks[key] = len(tracks) + 1
+            name_track(tid, name)
+            if lane is not None:  # a new lane: listed above the tasks
+                records.append({"ph": "M", "name": "thread_sort_index", "pid": PROCESS_ID, "tid": tid, "args": {"sort_index": -len(order) + order.index(lane.kind)}})
+        tid = tracks[key]
+        if names[tid] != name:
+            previous = names[tid]
+            name_track(tid, name)
+            records.append({"ph": "i", "s": "t", "pid": PROCESS_ID, "tid": tid, "ts": ts, "cat": "rename", "name": "renamed",
+                            "args": {"from": previous, "to": name, "synthetic": True}})
+        return tid
 
     records.append({"ph": "M", "name": "process_name", "pid": PROCESS_ID, "args": {"name": "agentsim (virtual time)"}})
     for event in events:
         lane = registered.get(event.kind)
-        tid = track(lane.title if lane is not None else event.task)
-        if lane is not None and tid == len(tracks):  # a new lane: list lanes above the tasks
-            records.append({"ph": "M", "name": "thread_sort_index", "pid": PROCESS_ID, "tid": tid, "args": {"sort_index": -len(order) + order.index(event.kind)}})
-        base = {"pid": PROCESS_ID, "tid": tid, "ts": event.ticks / 1000, "cat": event.kind}
-        args: dict[str, Any] = {"detail": event.detail, "index": event.index}
+        ts = last_ts = event.ticks / 1000
+        if lane is not None:
+            tid = track(lane.title, f"lane:{lane.kind}", ts, lane)
+        else:
+            tid = track(event.task, _track_key(event.task or "(scheduler)"), ts, None)
+        base = {"pid": PROCESS_ID, "tid": tid, "ts": ts, "cat": event.kind}
+        args: dict[str, Any] = {"detail": event.detail, "index": event.index, "task": event.task}
         phase = _SPAN_KINDS.get(event.kind)
+        if phase == "B":
+            open_spans[tid] = open_spans.get(tid, 0) + 1
+        elif phase == "E":
+            if open_spans.get(tid, 0) == 0:
+                phase = None  # its spawn is not in this trace
+            else:
+                open_spans[tid] -= 1
         if phase is not None:
             records.append({**base, "ph": phase, "name": event.task or "task", "args": args})
             continue
-        if lane is not None:
-            args["task"] = event.task
         name = event.detail.split(" ", 1)[0].rstrip(":") if lane is not None and event.detail else event.kind
         records.append({**base, "ph": "i", "s": "t", "name": name, "args": args})
         if lane is not None and lane.counters:
             records.extend(_counters(event, lane))
+    for tid, count in open_spans.items():
+        for _ in range(count):
+            records.append({"ph": "E", "pid": PROCESS_ID, "tid": tid, "ts": last_ts, "cat": "exit", "name": names[tid],
+                            "args": {"detail": "still running when the trace ended", "synthetic": True}})
     return records
 
 
@@ -93,6 +140,8 @@ def load(path: str | os.PathLike[str]) -> list[TraceEvent]:
         if record["ph"] in ("M", "C"):
             continue
         args = record.get("args", {})
+        if args.get("synthetic"):
+            continue
         task = args["task"] if "task" in args else names.get(record["tid"], "")
         events.append(TraceEvent(args.get("index", len(events)), round(record["ts"] * 1000), record["cat"], "" if task == "(scheduler)" else task, args.get("detail", "")))
     return events

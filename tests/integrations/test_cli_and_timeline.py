@@ -220,3 +220,53 @@ def test_cli_explore_over_workers_and_a_dask_cluster_reports_what_a_serial_sweep
         assert sweep("--scheduler", cluster.scheduler_address) == serial
     assert main(["explore", f"{target}::racy", "--workers", "none"]) == 2
     assert "--workers 'none'" in capsys.readouterr().err
+
+
+def test_a_task_renamed_after_it_started_keeps_its_track_and_spans_balance(tmp_path: Path) -> None:
+    """The SDK names its tasks after creating them (set_name): the exported
+    file stays valid, the renamed task on one track, its new name shown."""
+    import asyncio
+
+    from tests.conftest import check_trace_events
+
+    async def worker() -> None:
+        await asyncio.sleep(0.5)
+
+    async def main() -> None:
+        task = asyncio.get_running_loop().create_task(worker())
+        await asyncio.sleep(0.1)
+        task.set_name("Session._process_events")
+        await task
+
+    result = agentsim.simulate(main)
+    path = tmp_path / "trace.json"
+    timeline.export(result.trace, path)
+    records = json.loads(path.read_text())["traceEvents"]
+    check_trace_events(records)
+    spans = [r for r in records if r["ph"] in ("B", "E") and r["args"]["task"] != "main"]
+    first_name = f"{worker.__qualname__}#2"
+    assert [r["args"]["task"] for r in spans] == [first_name, "Session._process_events#2"]
+    assert spans[0]["tid"] == spans[1]["tid"]  # one track for one task
+    track = spans[0]["tid"]
+    names = [r["args"]["name"] for r in records if r.get("name") == "thread_name" and r["tid"] == track]
+    assert names == [first_name, "Session._process_events#2"]
+    assert any(r.get("name") == "renamed" and r["tid"] == track for r in records)
+    # Loading gives back exactly the recorded events (nothing synthetic).
+    assert [(e.kind, e.task, e.detail) for e in timeline.load(path)] == [(e.kind, e.task, e.detail) for e in result.trace.events]
+
+
+def test_a_task_still_running_when_the_trace_ends_is_closed() -> None:
+    import asyncio
+
+    from tests.conftest import check_trace_events
+    from agentsim.timeline import to_trace_events
+
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(asyncio.sleep(10))
+        await asyncio.sleep(1)
+
+    with pytest.warns(agentsim.LeftoverTasksWarning):
+        result = agentsim.simulate(main)
+    events = [e for e in result.trace.events if not (e.kind == "exit" and e.task != "main")]  # as if cut before the exits
+    check_trace_events(to_trace_events(events))
+    check_trace_events(to_trace_events(result.trace.events[3:]))  # spawns dropped by a bounded trace

@@ -60,7 +60,14 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     # A cluster's workers cannot import it by this name: parallel sweeps send it by value.
     module.__agentsim_by_value__ = True  # type: ignore[attr-defined]
     sys.modules[module_name] = module
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except SyntaxError as error:
+        del sys.modules[module_name]
+        raise CommandError(f"{path_text}:{error.lineno}: syntax error: {error.msg}; fix the file and run again") from None
+    except Exception as error:  # the target's own import failed: say where, not a traceback of ours
+        del sys.modules[module_name]
+        raise CommandError(f"importing {path_text} raised {type(error).__name__}: {error}") from None
     function = getattr(module, name, None)
     if function is None or not inspect.iscoroutinefunction(function):
         raise CommandError(f"{path_text} has no `async def {name}`")
@@ -166,11 +173,30 @@ def _explore(options: argparse.Namespace) -> int:
     console.print(report.format(), markup=False, highlight=False, soft_wrap=True)
     traces = Path(database if database is not None else DEFAULT_DIRECTORY) / "traces"
     for failure in report.failures:
-        traces.mkdir(parents=True, exist_ok=True)
         target = traces / f"{spec.split('::')[1]}-{failure.seed}.json"
-        timeline.export(failure.trace, target, metadata={"schedule": failure.schedule.encode(), "repro": failure.repro})
+        try:
+            _write_trace(failure.trace, target, {"schedule": failure.schedule.encode(), "repro": failure.repro}, (traces.parent, traces))
+        except (OSError, CommandError) as error:  # the failure stands; only its trace file is missing
+            print(f"agentsim: the trace was not written: {error}", file=sys.stderr)
+            continue
         console.print(f"trace: {target}  (open in ui.perfetto.dev, or: agentsim timeline {target})", markup=False, highlight=False, soft_wrap=True)
     return 0 if report.ok else 1
+
+
+def _write_trace(trace: Any, target: Path, metadata: dict[str, Any] | None = None, folders: tuple[Path, ...] = ()) -> None:
+    """Export ``trace`` to ``target``, never through a symbolic link: neither
+    the file nor the ``folders`` the command made (a link planted in a shared
+    checkout must not make the command write elsewhere)."""
+    for folder in folders:
+        if folder.is_symlink():
+            raise CommandError(f"{folder} is a symbolic link: refusing to write {target} through it")
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        timeline.export(trace, target, metadata=metadata, follow_symlinks=False)
+    except OSError as error:
+        if target.is_symlink():
+            raise CommandError(f"{target} is a symbolic link: refusing to write through it") from None
+        raise
 
 
 def _replay(options: argparse.Namespace) -> int:
@@ -189,7 +215,10 @@ def _replay(options: argparse.Namespace) -> int:
     )
     print(timeline.render(result.trace, last=options.last))
     if options.export:
-        timeline.export(result.trace, options.export)
+        try:
+            _write_trace(result.trace, Path(options.export))
+        except OSError as error:
+            raise CommandError(f"--export {options.export!r}: cannot write it ({error.strerror or error})") from None
         print(f"trace: {options.export}")
     if result.exception is not None:
         print(f"\n{spec} failed at virtual time {result.end_time:.3f}s: {type(result.exception).__name__}: {result.exception}")
@@ -201,7 +230,10 @@ def _replay(options: argparse.Namespace) -> int:
 def _timeline(options: argparse.Namespace) -> int:
     if not Path(options.trace).is_file():
         raise CommandError(f"{options.trace!r} is not a file")
-    events = timeline.load(options.trace)
+    try:
+        events = timeline.load(options.trace)
+    except OSError as error:
+        raise CommandError(f"{options.trace!r} cannot be read ({error.strerror or error})") from None
     print(timeline.render(events, last=options.last, kinds=options.kinds.split(",") if options.kinds else None))
     return 0
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._kernel.errors import UsageError
 from ._kernel.lanes import Lane, lanes
 from ._kernel.trace import Trace, TraceEvent
 
@@ -119,21 +120,51 @@ def _counters(event: TraceEvent, lane: Lane) -> list[dict[str, Any]]:
     return [{"ph": "C", "pid": PROCESS_ID, "ts": event.ticks / 1000, "name": lane.counters[key], "args": {key: value}} for key, value in values.items()]
 
 
-def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None) -> None:
-    """Write ``trace`` as Chrome/Perfetto trace-event JSON to ``path``."""
+class TraceFileError(UsageError):
+    """A file given as an exported timeline is not one (not JSON, not a
+    trace-event document, a record without its fields). ``path`` names the
+    file and ``reason`` what was wrong; export the trace again with
+    :func:`export` (or ``agentsim replay ... --export``)."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        self.path = os.fspath(path)
+        self.reason = reason
+        super().__init__(f"{self.path} is not an agentsim timeline: {reason}. Write one with agentsim.timeline.export or `agentsim replay ... --export FILE`")
+
+
+def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None, follow_symlinks: bool = True) -> None:
+    """Write ``trace`` as Chrome/Perfetto trace-event JSON to ``path``
+    (``follow_symlinks=False``: refuse a path that is a symbolic link, with
+    ``OSError``, as the command line does for the files it writes)."""
     document = {
         "traceEvents": to_trace_events(trace.events),
         "displayTimeUnit": "ms",
         "otherData": {"digest": trace.digest(), "events": len(trace), "dropped": trace.dropped, **(metadata or {})},
     }
-    with open(path, "w") as file:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0))
+    with open(os.open(path, flags, 0o644), "w") as file:
         json.dump(document, file)
 
 
 def load(path: str | os.PathLike[str]) -> list[TraceEvent]:
-    """Events back from a file written by :func:`export`."""
-    with open(path) as file:
-        document = json.load(file)
+    """Events back from a file written by :func:`export`; a file that is not
+    one raises :class:`TraceFileError` (an ``OSError`` if it cannot be read)."""
+    with open(path, "rb") as file:
+        data = file.read()
+    try:
+        document = json.loads(data)
+        return _events_of(document)
+    except UnicodeDecodeError as error:
+        raise TraceFileError(path, f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise TraceFileError(path, f"not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise TraceFileError(path, f"not a trace-event document ({type(error).__name__}: {error})") from None
+
+
+def _events_of(document: Any) -> list[TraceEvent]:
+    if not isinstance(document, dict) or not isinstance(document.get("traceEvents"), list):
+        raise ValueError("no traceEvents list")
     names = {record["tid"]: record["args"]["name"] for record in document["traceEvents"] if record.get("name") == "thread_name"}
     events: list[TraceEvent] = []
     for record in document["traceEvents"]:

@@ -270,3 +270,78 @@ def test_a_task_still_running_when_the_trace_ends_is_closed() -> None:
     events = [e for e in result.trace.events if not (e.kind == "exit" and e.task != "main")]  # as if cut before the exits
     check_trace_events(to_trace_events(events))
     check_trace_events(to_trace_events(result.trace.events[3:]))  # spawns dropped by a bounded trace
+
+
+def _bad_inputs(tmp_path: Path) -> dict[str, list[str]]:
+    target = tmp_path / "booking.py"
+    target.write_text(RACE)
+    (tmp_path / "broken.py").write_text("def broken(:\n")
+    (tmp_path / "failing_import.py").write_text("import agentsim_no_such_module\nasync def f():\n    pass\n")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    (tmp_path / "records.json").write_text('{"traceEvents": [{"ph": "i"}]}')
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    return {
+        "timeline of a text file": ["timeline", str(tmp_path / "notes.txt")],
+        "timeline of other JSON": ["timeline", str(tmp_path / "other.json")],
+        "timeline of broken records": ["timeline", str(tmp_path / "records.json")],
+        "timeline of bytes": ["timeline", str(tmp_path / "binary.json")],
+        "timeline of a folder": ["timeline", str(tmp_path)],
+        "a target with a syntax error": ["explore", f"{tmp_path / 'broken.py'}::f"],
+        "a target whose import fails": ["explore", f"{tmp_path / 'failing_import.py'}::f"],
+        "a database that is a file": ["explore", f"{target}::racy", "--db", str(tmp_path / "notes.txt")],
+        "an export path that cannot be written": ["replay", f"{target}::with_sim", "--schedule", "0:fifo", "--export", str(tmp_path / "no" / "such" / "dir.json")],
+        "a bad schedule": ["replay", f"{target}::racy", "--schedule", "1:pct+"],
+        "no such function": ["explore", f"{target}::nothing"],
+        "negative runs": ["explore", f"{target}::racy", "--runs", "-1"],
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "timeline of a text file", "timeline of other JSON", "timeline of broken records", "timeline of bytes", "timeline of a folder",
+    "a target with a syntax error", "a target whose import fails", "a database that is a file", "an export path that cannot be written",
+    "a bad schedule", "no such function", "negative runs",
+])
+def test_bad_input_exits_2_with_one_line_and_no_traceback(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    arguments = _bad_inputs(tmp_path)[case]
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("agentsim: ") and "Traceback" not in error
+
+
+def test_bad_input_through_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cases = _bad_inputs(tmp_path)
+    for case in ("timeline of a text file", "a target with a syntax error", "an export path that cannot be written"):
+        finished = subprocess.run([sys.executable, "-m", "agentsim.cli", *cases[case]], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert finished.returncode == 2, (case, finished.stderr)
+        assert "Traceback" not in finished.stderr and finished.stderr.startswith("agentsim: "), (case, finished.stderr)
+
+
+def test_the_cli_never_writes_a_trace_through_a_symlink(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "booking.py").write_text(RACE)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    traces = tmp_path / ".agentsim" / "traces"
+    traces.mkdir(parents=True)
+    (traces / "racy-1.json").symlink_to(victim)
+    for seed_file in ("racy-%d.json" % seed for seed in range(2, 60)):
+        (traces / seed_file).symlink_to(victim)
+    assert main(["explore", "booking.py::racy", "--runs", "60"]) == 1  # the failure is still reported
+    assert victim.read_text() == "precious"
+    assert "symbolic link" in capsys.readouterr().err
+    # A linked traces folder is refused too.
+    for link in traces.iterdir():
+        link.unlink()
+    traces.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    traces.symlink_to(elsewhere)
+    assert main(["explore", "booking.py::racy", "--runs", "60", "--db", "none"]) == 1
+    assert list(elsewhere.iterdir()) == []
+    # A plain file path is written as before.
+    assert main(["replay", "booking.py::with_sim", "--schedule", "0:fifo", "--export", "out.json"]) == 0
+    assert timeline.load(tmp_path / "out.json")

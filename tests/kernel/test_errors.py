@@ -601,3 +601,40 @@ def test_wall_timeout_names_the_spinning_main_not_a_heartbeat_beside_it() -> Non
     assert any("in cpu_bound_main" in site for site in error.executing)
     assert error.task is not None and error.task.name == "main"
     assert "heartbeat" not in "\n".join(error.executing)
+
+
+def test_wall_timeout_holds_when_the_program_tries_to_switch_the_alarm_off() -> None:
+    import signal
+
+    async def spin() -> None:
+        for silence in (lambda: signal.alarm(0), lambda: signal.signal(signal.SIGALRM, signal.SIG_IGN), lambda: signal.setitimer(signal.ITIMER_REAL, 0)):
+            with pytest.raises(agentsim.SimulationEscapeError):
+                silence()
+        while True:
+            pass
+
+    result = agentsim.simulate(spin, wall_timeout=0.3)  # would hang forever with the alarm off
+    assert isinstance(result.exception, WallTimeoutError)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["python -c", "stdin", "exec"])
+def test_wall_timeout_fires_in_code_without_a_source_file(how: str) -> None:
+    """``python -c``, ``<stdin>`` and exec'd strings spin in code without a
+    file: the alarm raises there (it would hang forever if it did not)."""
+    import subprocess
+    import sys
+
+    program = (
+        "import agentsim\n"
+        "async def main():\n"
+        "    while True:\n"
+        "        pass\n"
+        "r = agentsim.simulate(main, wall_timeout=0.3)\n"
+        "print(type(r.exception).__name__)\n"
+    )
+    if how == "exec":
+        program = f"exec(compile({program!r}, '<notebook-cell>', 'exec'))"
+    command = [sys.executable, "-c", program] if how != "stdin" else [sys.executable, "-"]
+    finished = subprocess.run(command, input=program if how == "stdin" else None, capture_output=True, text=True, timeout=60)
+    assert finished.stdout.strip() == "WallTimeoutError", finished.stderr

@@ -11,6 +11,7 @@ import datetime
 import os
 import queue
 import select
+import signal
 import socket
 import subprocess
 import threading
@@ -35,6 +36,55 @@ def _fork() -> Any:
 def _execv() -> Any:
     assert hasattr(os.execv, "__wrapped__"), "os.execv is not guarded: not calling it"
     return os.execv("/bin/true", ["true"])
+
+
+def _guarded(function: Any) -> None:
+    assert hasattr(function, "__wrapped__"), f"{function} is not guarded: not calling it (it would run or block for real)"
+
+
+def _process(method: str) -> Any:
+    import multiprocessing
+    import multiprocessing.process
+
+    _guarded(multiprocessing.process.BaseProcess.start)
+    return multiprocessing.get_context(method).Process(target=print).start()
+
+
+def _spawnv_passfds() -> Any:
+    import _posixsubprocess
+    from multiprocessing import util
+
+    _guarded(_posixsubprocess.fork_exec)
+    return util.spawnv_passfds("/bin/true", ["true"], ())
+
+
+def _selector(name: str) -> Any:
+    import selectors
+
+    cls = getattr(selectors, name)
+    _guarded(cls.select)
+    selector = cls()
+    selector.register(_pipe_reader(), selectors.EVENT_READ)
+    return selector.select(1.0)
+
+
+def _pipe_reader() -> int:
+    reader, _writer = os.pipe()
+    return reader
+
+
+def _poller(factory: str, timeout: float) -> Any:
+    make = getattr(select, factory)
+    _guarded(make)
+    poller = make()
+    poller.register(_pipe_reader(), select.POLLIN if factory == "poll" else select.EPOLLIN)
+    return poller.poll(timeout)
+
+
+def _signal_call(name: str, *args: Any) -> Any:
+    function = getattr(signal, name)
+    _guarded(function)
+    return function(*args)
 
 
 def _held_lock() -> Any:
@@ -68,6 +118,20 @@ ESCAPES: list[tuple[str, str, Callable[[], Any]]] = [
     ("block", "threading.Condition.wait", lambda: threading.Semaphore(0).acquire(timeout=1.0)),
     ("block", "threading.Lock.acquire(timeout=1.0)", _held_lock),
     ("block", "select.select", lambda: select.select([], [], [], 1.0)),
+    ("block", "selectors.EpollSelector.select(timeout=1.0)", lambda: _selector("EpollSelector")),
+    ("block", "selectors.PollSelector.select(timeout=1.0)", lambda: _selector("PollSelector")),
+    ("block", "selectors.SelectSelector.select(timeout=1.0)", lambda: _selector("SelectSelector")),
+    ("block", "select.poll().poll(timeout=1000)", lambda: _poller("poll", 1000)),
+    ("block", "select.poll().poll(timeout=-1)", lambda: _poller("poll", -1)),
+    ("block", "select.epoll().poll(timeout=1.0)", lambda: _poller("epoll", 1.0)),
+    ("subprocess", "multiprocessing.Process.start() of 'SpawnProcess", lambda: _process("spawn")),
+    ("subprocess", "multiprocessing.Process.start() of 'ForkServerProcess", lambda: _process("forkserver")),
+    ("subprocess", "multiprocessing.Process.start() of 'ForkProcess", lambda: _process("fork")),
+    ("subprocess", "_posixsubprocess.fork_exec", _spawnv_passfds),
+    ("signal", "signal.alarm(0)", lambda: _signal_call("alarm", 0)),
+    ("signal", "signal.signal(<Signals.SIGALRM", lambda: _signal_call("signal", signal.SIGALRM, signal.SIG_IGN)),
+    ("signal", "signal.setitimer(0, 0)", lambda: _signal_call("setitimer", 0, 0)),
+    ("signal", "signal.pthread_sigmask", lambda: _signal_call("pthread_sigmask", signal.SIG_BLOCK, {signal.SIGALRM})),
 ]
 
 
@@ -188,3 +252,32 @@ def test_a_process_a_module_starts_when_imported_is_let_through_and_reported(tmp
     with pytest.raises(SimulationEscapeError) as raised:
         agentsim.run(after_import)
     assert raised.value.kind == "subprocess"
+
+
+def test_waits_and_signals_of_the_event_loops_and_other_signals_pass() -> None:
+    import selectors
+
+    async def main() -> int:
+        selectors.DefaultSelector().select(0)  # would not block
+        select.poll().poll(0)
+        previous = signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # not the alarm's signal
+        signal.signal(signal.SIGUSR1, previous)
+        await asyncio.sleep(1)
+        return 1
+
+    assert agentsim.run(main) == 1
+
+    import trio
+
+    async def on_trio() -> float:
+        await trio.sleep(2)  # trio's own epoll waits are the loop's, not the program's
+        return agentsim.now()
+
+    assert agentsim.run(on_trio, backend="trio") == 2.0
+
+
+def test_code_without_a_file_is_the_programs_for_escape_sites() -> None:
+    namespace: dict[str, Any] = {}
+    exec(compile("import time\nasync def main():\n    time.sleep(1)\n", "<string>", "exec"), namespace)
+    error = agentsim.simulate(namespace["main"]).exception
+    assert isinstance(error, SimulationEscapeError) and error.site.startswith("<string>:3 in main")

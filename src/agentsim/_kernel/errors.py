@@ -194,7 +194,10 @@ class SimulationEscapeError(SimulationError):
     """Simulated code reached outside the simulation.
 
     ``kind`` is ``"socket"``, ``"thread"``, ``"sleep"`` (a blocking wall-clock
-    wait) or ``"subprocess"``; ``site`` is the ``file:line in function`` that
+    wait), ``"subprocess"`` (a process, multiprocessing's included),
+    ``"block"`` (a thread-blocking wait with a timeout) or ``"signal"`` (the
+    program setting or silencing ``SIGALRM``, which the simulation's
+    wall-clock alarm needs); ``site`` is the ``file:line in function`` that
     did it and ``api`` the call. Inside a simulation such a call would either
     leak wall time into the schedule or wait for something virtual time cannot
     control. Replace it with a double (agentsim's transports and models), an
@@ -210,6 +213,8 @@ class SimulationEscapeError(SimulationError):
             "thread": "use async code (agentsim runs asyncio.to_thread work inline)",
             "sleep": "use `await asyncio.sleep(...)`/`anyio.sleep(...)`, which run on virtual time",
             "subprocess": "use a scripted sandbox double instead of a real process",
+            "block": "await an asyncio/anyio/trio primitive instead: nothing else runs to end this wait, so it could only time out in wall time",
+            "signal": "the simulation's wall_timeout alarm needs SIGALRM; time work on virtual time (asyncio.timeout, anyio.fail_after) instead",
         }.get(kind, "replace it with a simulated equivalent")
         super().__init__(
             f"simulation escape: {api} ({kind}) called at {site}. Real {kind} activity is "

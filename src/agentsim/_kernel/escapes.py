@@ -9,7 +9,8 @@ a test in tests/kernel/test_escapes.py.
 
 Blocking waits: a simulation runs in one thread, so a thread-blocking wait
 inside it (``threading.Event().wait(1.0)``, ``queue.Queue().get(timeout=1)``,
-a held ``threading.Lock`` acquired again, ``select.select`` with a timeout)
+a held ``threading.Lock`` acquired again, ``select.select``, a ``selectors``
+selector or a ``select.poll``/``epoll`` object with a timeout)
 can only end by its timeout, in wall time, while virtual time stands still.
 They raise instead (kind ``"block"``); one that would not block (the event
 is set, the queue has an item, the lock is free) runs as usual.
@@ -17,10 +18,14 @@ is set, the queue has an item, the lock is free) runs as usual.
 
 from __future__ import annotations
 
+import _posixsubprocess  # type: ignore[import-not-found]
 import _socket
 import _thread
+import multiprocessing.process
 import os
 import select
+import selectors
+import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +37,7 @@ from typing import Any, Final
 from .core import current_core
 from .errors import SimulationEscapeError
 from .patching import PatchSet, SharedInstaller
-from .frames import first_program_frame, frame_site, is_agentsim, is_stdlib
+from .frames import first_program_frame, frame_site, is_agentsim, is_loop_machinery, is_program_code, is_stdlib
 
 def _user_site(depth: int = 2) -> str:
     """Where the program made the call: the first frame up the stack that is
@@ -42,7 +47,7 @@ def _user_site(depth: int = 2) -> str:
     return frame_site(frame if frame is not None else start)
 
 
-ESCAPE_KINDS: Final = ("socket", "thread", "subprocess", "sleep", "block")
+ESCAPE_KINDS: Final = ("socket", "thread", "subprocess", "sleep", "block", "signal")
 
 
 def check_escape_allowlist(entries: object) -> tuple[str, ...]:
@@ -170,16 +175,138 @@ class _CheckedLock:
 _real_allocate_lock = _thread.allocate_lock
 
 
+def _programs_own(frame: Any) -> bool:
+    """Whether the call made from ``frame`` is the program's (its code, or the
+    standard library it called, such as ``selectors``) rather than an event
+    loop's own wait or agentsim's: the first frame up that is program code or
+    loop machinery decides."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        # subprocess waits for a process already guarded (and here allowed) at Popen.
+        if is_loop_machinery(filename) or is_agentsim(filename) or filename == subprocess.__file__:
+            return False
+        if is_program_code(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _blocks(timeout: float | None) -> bool:
+    return timeout is None or timeout > 0
+
+
 def _select_guard(original: Callable[..., Any]) -> Callable[..., Any]:
     def select_(rlist: Any, wlist: Any, xlist: Any, timeout: float | None = None) -> Any:
-        # The program's own select with a timeout, not the event loop's selector.
-        caller = sys._getframe(1).f_code.co_filename
-        if (timeout is None or timeout > 0) and not is_stdlib(caller) and not is_agentsim(caller):
+        # The program's own select with a timeout, not an event loop's selector.
+        if _blocks(timeout) and _programs_own(sys._getframe(1)):
             escape("block", f"select.select(..., timeout={timeout!r})")
         return original(rlist, wlist, xlist, timeout)
 
     select_.__wrapped__ = original  # type: ignore[attr-defined]
     return select_
+
+
+def _selector_select_guard(cls: type, original: Callable[..., Any]) -> Callable[..., Any]:
+    def select_(self: Any, timeout: float | None = None) -> Any:
+        if _blocks(timeout) and _programs_own(sys._getframe(1)):
+            escape("block", f"selectors.{cls.__name__}.select(timeout={timeout!r})")
+        return original(self, timeout)
+
+    select_.__wrapped__ = original  # type: ignore[attr-defined]
+    return select_
+
+
+class _GuardedPoll:
+    """A ``select.poll()`` / ``select.epoll()`` object the program made inside
+    a simulation: waiting on it with a timeout blocks the only thread in wall
+    time while virtual time stands still, so it raises (kind ``"block"``)."""
+
+    def __init__(self, real: Any, api: str) -> None:
+        self._real = real
+        self._api = api
+
+    def poll(self, timeout: float | None = None, *args: Any) -> Any:
+        # poll.poll takes milliseconds, epoll.poll seconds; -1 or None: forever.
+        if timeout is None or timeout < 0 or timeout > 0:
+            escape("block", f"{self._api}.poll(timeout={timeout!r})")
+        return self._real.poll(timeout, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._real.close() if hasattr(self._real, "close") else None
+
+
+def _poll_factory_guard(api: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    def make(*args: Any, **kwargs: Any) -> Any:
+        real = original(*args, **kwargs)
+        # An event loop's own poller (trio makes an epoll per run) stays real.
+        core = current_core()
+        if core is not None and core.guards_armed and _programs_own(sys._getframe(1)):
+            return _GuardedPoll(real, api)
+        return real
+
+    make.__wrapped__ = original  # type: ignore[attr-defined]
+    return make
+
+
+def _process_start_guard(original: Callable[..., Any]) -> Callable[..., Any]:
+    def start(process: Any) -> Any:
+        core = current_core()
+        if core is not None and core.guards_armed:
+            method = process._start_method or multiprocessing.get_start_method(allow_none=True) or "default"
+            escape("subprocess", f"multiprocessing.Process.start() of {process.name!r} (start method {method!r})")
+        return original(process)
+
+    start.__wrapped__ = original  # type: ignore[attr-defined]
+    return start
+
+
+def _fork_exec_guard(original: Callable[..., Any]) -> Callable[..., Any]:
+    # Under every process start: multiprocessing's spawn and forkserver start
+    # methods call it directly. subprocess.Popen, guarded itself, calls it too.
+    def fork_exec(*args: Any, **kwargs: Any) -> Any:
+        core = current_core()
+        if core is not None and core.guards_armed and sys._getframe(1).f_code.co_filename != subprocess.__file__:
+            escape("subprocess", f"_posixsubprocess.fork_exec({args[0]!r})")
+        return original(*args, **kwargs)
+
+    fork_exec.__wrapped__ = original  # type: ignore[attr-defined]
+    return fork_exec
+
+
+def _alarm_guard(api: str, original: Callable[..., Any], touches_alarm: Callable[..., bool]) -> Callable[..., Any]:
+    """``signal.alarm``, ``setitimer(ITIMER_REAL)``, a ``SIGALRM`` handler or
+    mask set by the program: the wall-clock alarm that interrupts a program
+    spinning without ``await`` is the simulation's, so the program may not
+    switch it off (a real-time alarm of its own would fire in wall time)."""
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        core = current_core()
+        if core is not None and core.guards_armed and touches_alarm(*args, **kwargs) and _programs_own(sys._getframe(1)):
+            escape("signal", f"{api}({', '.join(map(repr, args))})")
+        return original(*args, **kwargs)
+
+    guarded.__wrapped__ = original  # type: ignore[attr-defined]
+    return guarded
+
+
+def _masks_alarm(how: int, mask: Any) -> bool:
+    signals = set(mask)
+    return (how == signal.SIG_BLOCK and signal.SIGALRM in signals) or (how == signal.SIG_SETMASK and signal.SIGALRM in signals)
+
+
+def _alarm_patches(patches: PatchSet) -> None:
+    if not hasattr(signal, "SIGALRM"):
+        return  # Windows: no alarm to protect
+    patches.add(signal, "alarm", _alarm_guard("signal.alarm", signal.alarm, lambda *a, **k: True))
+    patches.add(signal, "signal", _alarm_guard("signal.signal", signal.signal, lambda signum, *a, **k: signum == signal.SIGALRM))
+    patches.add(signal, "setitimer", _alarm_guard("signal.setitimer", signal.setitimer, lambda which, *a, **k: which == signal.ITIMER_REAL))
+    patches.add(signal, "pthread_sigmask", _alarm_guard("signal.pthread_sigmask", signal.pthread_sigmask, _masks_alarm))
 
 
 class _GuardedRawSocket(_socket.socket):
@@ -228,6 +355,16 @@ def _build() -> PatchSet:
     patches.add(threading.Condition, "wait", _condition_wait_guard(threading.Condition.wait))
     patches.add(threading, "Lock", _CheckedLock)
     patches.add(select, "select", _select_guard(select.select))
+    for factory in ("poll", "epoll", "devpoll", "kqueue"):
+        if hasattr(select, factory):
+            patches.add(select, factory, _poll_factory_guard(f"select.{factory}()", getattr(select, factory)))
+    for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
+        cls = getattr(selectors, name, None)
+        if cls is not None:
+            patches.add(cls, "select", _selector_select_guard(cls, cls.select))
+    patches.add(multiprocessing.process.BaseProcess, "start", _process_start_guard(multiprocessing.process.BaseProcess.start))
+    patches.add(_posixsubprocess, "fork_exec", _fork_exec_guard(_posixsubprocess.fork_exec))
+    _alarm_patches(patches)
     return patches
 
 

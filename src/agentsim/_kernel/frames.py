@@ -15,7 +15,7 @@ import importlib.util
 import functools
 import os
 import sysconfig
-from types import FrameType
+from types import CodeType, FrameType
 
 #: The standard library; a virtual environment's site-packages may live under it.
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
@@ -44,6 +44,19 @@ def is_generated(filename: str) -> bool:
     return filename.startswith("<")
 
 
+#: Code without a file that belongs to a library: frozen standard modules,
+#: attrs' generated methods (trio's classes). Other code without a file
+#: (``python -c``, ``<stdin>``, ``exec`` of a string, notebook cells) is the
+#: program's own.
+_LIBRARY_GENERATED = ("<frozen", "<attrs generated")
+
+
+def is_generated_helper(code: CodeType) -> bool:
+    """A generated method (a dataclass's or namedtuple's ``__init__``...): not
+    where the program made a call, but its caller is."""
+    return is_generated(code.co_filename) and (code.co_filename.startswith(_LIBRARY_GENERATED) or (code.co_name.startswith("__") and code.co_name.endswith("__")))
+
+
 def is_stdlib(filename: str) -> bool:
     """The standard library (not a package installed under it)."""
     return filename.startswith(_STDLIB) and _SITE_PACKAGES not in filename
@@ -66,17 +79,18 @@ def is_loop_machinery(filename: str) -> bool:
 def is_program_code(filename: str) -> bool:
     """The program's own code or a library it calls: not the event loops'
     machinery (the loops, their helper packages, agentsim's kernel), the
-    standard library or generated code. An exception raised there cannot
-    corrupt a loop's bookkeeping."""
-    return not (is_generated(filename) or filename.startswith(_LOOP_MACHINERY) or is_stdlib(filename))
+    standard library or a library's generated code. Code without a file
+    (``python -c``, ``<stdin>``, a notebook cell) is the program's."""
+    return not (filename.startswith(_LIBRARY_GENERATED) or filename.startswith(_LOOP_MACHINERY) or is_stdlib(filename))
 
 
 def first_program_frame(frame: FrameType | None) -> FrameType | None:
     """The first frame up from ``frame`` that is neither the standard library,
-    agentsim nor generated: where the program made the call."""
+    agentsim nor a generated helper: where the program made the call (code
+    without a file, such as ``python -c`` or a notebook cell, included)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not (is_stdlib(filename) or is_agentsim(filename) or is_generated(filename)):
+        if not (is_stdlib(filename) or is_agentsim(filename) or is_generated_helper(frame.f_code)):
             return frame
         frame = frame.f_back
     return None

@@ -29,7 +29,7 @@ from .errors import (
     TaskSnapshot,
 )
 from .escapes import escape_guards
-from .frames import frame_site, is_loop_machinery, is_program_code
+from .frames import frame_site, is_generated, is_loop_machinery, is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .options import DEFAULT_WALL_TIMEOUT, BackendName, RunOptions
@@ -188,6 +188,11 @@ def _wall_alarm(core: SimulationCore) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
 
 
+#: Code flags of coroutines and async generators: the program's own code that
+#: a loop runs, even without a file.
+_ASYNC_CODE = inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
 def _safe_to_raise(frame: FrameType | None) -> bool:
     """Whether the innermost frames belong to the program (its code, or the
     standard library called from it) rather than to the event loop, agentsim,
@@ -196,9 +201,9 @@ def _safe_to_raise(frame: FrameType | None) -> bool:
         filename = frame.f_code.co_filename
         if _in_finalizer(frame) or is_loop_machinery(filename):
             return False
-        if is_program_code(filename):
-            return True
-        frame = frame.f_back  # the standard library: whoever called it decides
+        if is_program_code(filename) and (not is_generated(filename) or frame.f_code.co_flags & _ASYNC_CODE):
+            return True  # the program's code (a coroutine without a file too: `python -c`)
+        frame = frame.f_back  # the standard library or a generated helper: whoever called it decides
     return False
 
 

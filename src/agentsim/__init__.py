@@ -19,6 +19,7 @@ from ._kernel.lanes import register_lane as register_lane
 from ._kernel.errors import AgentsimError as AgentsimError
 from ._kernel.errors import AgentsimWarning as AgentsimWarning
 from ._kernel.errors import DeadlockError as DeadlockError
+from ._kernel.errors import UnawaitedCallError as UnawaitedCallError
 from ._kernel.errors import LeftoverTasksWarning as LeftoverTasksWarning
 from ._kernel.errors import ConcurrentSimulationError as ConcurrentSimulationError
 from ._kernel.errors import NestedSimulationError as NestedSimulationError
@@ -60,6 +61,7 @@ __all__ = [
     "AgentsimError",
     "AgentsimWarning",
     "DeadlockError",
+    "UnawaitedCallError",
     "LeftoverTasksWarning",
     "NestedSimulationError",
     "ConcurrentSimulationError",

@@ -234,3 +234,56 @@ def test_sdk_modules_that_imported_clocks_by_name_see_virtual_time() -> None:
     assert clocks == [90.0] * len(by_name)
     assert stamp == "2025-01-01T00:01:30+00:00"
     assert all(module.monotonic is time.monotonic for module in by_name)  # restored after the run
+
+
+def test_a_real_model_call_is_reported_as_one_naming_the_double(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents import Agent, Runner
+
+    from agentsim.contrib.openai_agents import RealModelCallError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-key")
+
+    async def main() -> object:
+        return await Runner.run(Agent(name="assistant", instructions="Answer."), "hello")
+
+    error = agentsim.simulate(main).exception
+    assert isinstance(error, RealModelCallError) and isinstance(error, agentsim.SimulationEscapeError)
+    assert error.what == "model call" and "ScriptedModel" in str(error) and "TimedModel" in str(error)
+
+
+def test_a_real_realtime_connection_is_reported_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.realtime import RealtimeAgent, RealtimeRunner
+
+    from agentsim.contrib.openai_agents import RealModelCallError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-key")
+
+    async def main() -> None:
+        runner = RealtimeRunner(RealtimeAgent(name="voice"), config={"tracing_disabled": True})  # type: ignore[typeddict-unknown-key]
+        async with await runner.run():
+            pass
+
+    error = agentsim.simulate(main).exception
+    assert isinstance(error, RealModelCallError), error
+    assert error.what == "Realtime connection" and "ScriptedRealtimeTransport" in str(error)
+
+
+def test_the_sdk_on_trio_says_it_needs_asyncio() -> None:
+    from agents import Agent, Runner
+
+    from agentsim.contrib.openai_agents import SdkBackendError
+
+    async def main() -> object:
+        return await Runner.run(Agent(name="assistant", model=ScriptedModel([[assistant_message("hi")]])), "hello")
+
+    import gc
+    import warnings
+
+    with warnings.catch_warnings():
+        # The SDK's own coroutines, never awaited once asyncio was missing.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        error = agentsim.simulate(main, backend="trio").exception
+        gc.collect()
+    assert isinstance(error, SdkBackendError) and isinstance(error, agentsim.UsageError)
+    assert "backend='asyncio'" in str(error) and "no running event loop" in str(error.__cause__) + str(error)
+    assert agentsim.simulate(main).ok  # the same program on asyncio runs

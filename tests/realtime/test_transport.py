@@ -727,3 +727,44 @@ def test_events_scheduled_before_the_first_connect_belong_to_it() -> None:
         return [time for time, _ in recorder.events]
 
     assert agentsim.run(main) == [1.0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_forgotten_await_on_emit_fails_the_run_naming_the_line(seed: int) -> None:
+    """Without ``await`` the emit never runs: the run fails with a typed error
+    naming this file's line, not silently (random seeds 0-2)."""
+    from agents.realtime.model_events import RealtimeModelErrorEvent
+
+    async def main() -> None:
+        transport, _ = await connected()
+        try:
+            transport.emit(RealtimeModelErrorEvent(error="boom"))  # type: ignore[unused-coroutine]  # the mistake
+            await asyncio.sleep(1)
+        finally:
+            await transport.close()
+
+    result = agentsim.simulate(main, seed=seed, strategy="random")
+    error = result.exception
+    assert isinstance(error, agentsim.UnawaitedCallError), error
+    assert error.call == "ScriptedRealtimeTransport.emit" and "test_transport.py" in error.site
+    assert isinstance(error, agentsim.UsageError)
+
+
+def test_an_awaited_emit_and_the_programs_own_unawaited_coroutines_are_not_flagged() -> None:
+    from agents.realtime.model_events import RealtimeModelErrorEvent
+
+    async def helper() -> None:
+        await asyncio.sleep(0)
+
+    async def main() -> float:
+        transport, _ = await connected()
+        await transport.emit(RealtimeModelErrorEvent(error="fine"))
+        with pytest.warns(RuntimeWarning, match="never awaited"):
+            helper()  # the program's own coroutine: Python's warning, not agentsim's error
+            import gc
+
+            gc.collect()
+        await transport.close()
+        return agentsim.now()
+
+    assert agentsim.run(main) == 0.0

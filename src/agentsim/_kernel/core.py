@@ -9,11 +9,12 @@ that other threads could see.
 from __future__ import annotations
 
 import random
+import sys
 import threading
 import time
 from functools import cached_property
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
@@ -140,6 +141,12 @@ class SimulationCore:
         return fifo
 
     def record_escape(self, error: SimulationEscapeError) -> None:
+        frame: Any = sys._getframe(1)
+        files: list[str] = []
+        while frame is not None and len(files) < 200:
+            files.append(frame.f_code.co_filename)
+            frame = frame.f_back
+        error.stack = tuple(files)
         self.escapes.append(error)
         self.trace.record(self.clock.ticks, "escape", "", f"{error.api} at {error.site}")
 

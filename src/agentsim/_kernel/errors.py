@@ -123,6 +123,19 @@ class ConcurrentSimulationError(UsageError, SimulationError, RuntimeError):
         )
 
 
+class UnawaitedCallError(UsageError, SimulationError):
+    """One of agentsim's coroutines (``transport.emit(...)``,
+    ``ctx.expect_call(...)``, ``ctx.disconnect()`` ...) was called without
+    ``await``: it never ran, so the step it stands for never happened.
+    ``call`` names the coroutine and ``site`` the program's line; add
+    ``await`` there (or use the ``_nowait`` form where one exists)."""
+
+    def __init__(self, call: str, site: str) -> None:
+        self.call = call
+        self.site = site
+        super().__init__(f"{call}(...) was called without await at {site}: it never ran. Add `await` before the call.")
+
+
 class DeadlockError(SimulationError):
     """Every task is blocked, no timer is pending, and the main task is not done.
 
@@ -208,6 +221,10 @@ class SimulationEscapeError(SimulationError):
         self.kind = kind
         self.api = api
         self.site = site
+        #: The files of the frames that led to the call, innermost first (set
+        #: when the simulation records the escape): adapters read it to say
+        #: which library call this was (a real model call, say).
+        self.stack: tuple[str, ...] = ()
         advice = {
             "socket": "use an in-memory double instead of real network I/O",
             "thread": "use async code (agentsim runs asyncio.to_thread work inline)",

@@ -6,6 +6,9 @@ here what a simulation must do for the library to be deterministic:
 
 * :func:`register` a context manager factory entered around every
   simulation (the SDK's trace provider swapped for a virtual one);
+* :func:`register_explainer` a function that turns what a run raised into a
+  typed error saying what the library call was (a real model call, the SDK
+  on trio), given the simulation;
 * :func:`rebind_module_names` a package whose modules bound clock, ``uuid4``
   or ``datetime`` by name (``from time import monotonic``), so the
   module-level names see virtual time too.
@@ -27,7 +30,10 @@ from .core import SimulationCore
 
 ExtensionFactory = Callable[[SimulationCore], AbstractContextManager[object]]
 
+Explainer = Callable[[SimulationCore, BaseException], "BaseException | None"]
+
 _extensions: list[ExtensionFactory] = []
+_explainers: list[Explainer] = []
 _rebound_packages: list[str] = []
 _adapters: dict[str, str] = {}
 
@@ -36,6 +42,27 @@ def register(factory: ExtensionFactory) -> None:
     """Enter ``factory(core)`` around every simulation from now on (once per factory)."""
     if factory not in _extensions:
         _extensions.append(factory)
+
+
+def register_explainer(explainer: Explainer) -> None:
+    """Pass the exception a run ends with through ``explainer(core, error)``
+    from now on: it returns a clearer error to report instead (chained to
+    the original), or None to leave it."""
+    if explainer not in _explainers:
+        _explainers.append(explainer)
+
+
+def explain(core: SimulationCore, error: BaseException | None) -> BaseException | None:
+    """``error`` as the first explainer that knows it reports it."""
+    if error is None:
+        return None
+    for explainer in _explainers:
+        clearer = explainer(core, error)
+        if clearer is not None:
+            if clearer.__cause__ is None and clearer is not error:
+                clearer.__cause__ = error
+            return clearer
+    return error
 
 
 def rebind_module_names(package: str) -> None:

@@ -29,6 +29,7 @@ from .errors import (
     TaskSnapshot,
 )
 from .escapes import escape_guards
+from .unawaited import unawaited_hook
 from .frames import frame_site, is_generated, is_loop_machinery, is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
@@ -289,7 +290,7 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
     set_current_core(core)
     try:
         with ExitStack() as stack:
-            for installer in (clock_patches, escape_guards, inline_threads, ordered_library_sets, module_name_patches):
+            for installer in (clock_patches, escape_guards, unawaited_hook, inline_threads, ordered_library_sets, module_name_patches):
                 stack.enter_context(_installed(installer))
             stack.enter_context(SeededGlobalRandom(core))
             for extension in library_extensions:
@@ -310,7 +311,7 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
         warnings.warn(LeftoverTasksWarning(outcome.leftover_tasks), stacklevel=2)
     return SimulationResult(
         value=outcome.value,
-        exception=_final_exception(core, outcome),
+        exception=extensions.explain(core, _final_exception(core, outcome)),
         end_time=core.now,
         trace=core.trace,
         seed=seed,

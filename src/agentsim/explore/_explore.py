@@ -10,7 +10,7 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from typing import Any
 
-from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
+from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError, UsageError
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult, simulate
 from ._database import DEFAULT_DIRECTORY, FailureDatabase
@@ -71,11 +71,14 @@ class _Runner:
 
 
 def _propagate(result: SimulationResult[Any], passthrough: tuple[type[BaseException], ...]) -> None:
-    """Re-raise what is not a failing schedule: an interrupt, an exit, a skip."""
+    """Re-raise what is not a failing schedule: an interrupt, an exit, a skip,
+    or a usage error (a sync function given to ``explore``, agentsim's API
+    called with bad arguments): no schedule fixes those, so they are the
+    caller's to see at once, not failures to shrink."""
     if result.exception is None:
         return
     error = leaf_exception(result.exception)
-    if isinstance(error, (KeyboardInterrupt, SystemExit, *passthrough)):
+    if isinstance(error, (KeyboardInterrupt, SystemExit, UsageError, *passthrough)):
         raise error
 
 

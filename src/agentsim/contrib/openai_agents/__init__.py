@@ -6,7 +6,9 @@ imported (``agentsim._kernel.extensions.adapter``), it registers:
 * the SDK's global trace provider swapped, for each simulation, for one with
   virtual timestamps, counter ids and no export thread (``tracing.py``);
 * the SDK's module-level ``from time import monotonic``-style names rebound
-  to virtual time and seeded ids.
+  to virtual time and seeded ids;
+* an explainer (``explain.py``): a real model or Realtime call, and the SDK
+  on the trio backend, reported as typed errors naming the double to use.
 
 ``sdk.py`` holds every SDK name agentsim's doubles use, and the few places
 where supported releases differ; no other module of agentsim imports
@@ -16,10 +18,13 @@ where supported releases differ; no other module of agentsim imports
 from __future__ import annotations
 
 from ..._kernel import extensions
+from . import explain as _explain
+from .explain import RealModelCallError, SdkBackendError
 from .sdk import SdkVersionError, installed_version
 from .tracing import SdkTracing
 
-__all__ = ["SdkTracing", "SdkVersionError", "installed_version"]
+__all__ = ["RealModelCallError", "SdkBackendError", "SdkTracing", "SdkVersionError", "installed_version"]
 
 extensions.register(SdkTracing)
+extensions.register_explainer(_explain.explain)
 extensions.rebind_module_names("agents")

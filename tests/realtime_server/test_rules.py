@@ -12,7 +12,7 @@ import pytest
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 
 import agentsim
-from agentsim.realtime.server import CallTool, RealtimeServerRuleError, Reply, RuleViolation, SimulatedRealtimeServer, SimulatedWebSocket
+from agentsim.realtime.server import RULES, CallTool, RealtimeServerRuleError, Reply, RuleViolation, SimulatedRealtimeServer, SimulatedWebSocket
 from agentsim.scenario import ScenarioError
 
 
@@ -103,8 +103,30 @@ def test_truncate_past_the_audio_sent() -> None:
     with pytest.raises(RealtimeServerRuleError) as raised:
         server.assert_rules()
     assert isinstance(raised.value, ScenarioError)
+    # By default only protocol rules: truncate_needs_cancel is advisory.
+    assert raised.value.violations == (violation,)
+    assert "truncate_within_sent_audio" in str(raised.value) and "audio_end_ms is greater than" in str(raised.value)
+    with pytest.raises(RealtimeServerRuleError) as raised:
+        server.assert_rules(only=["truncate_needs_cancel"])
+    assert raised.value.violations == (streamed_on,)
+    server.assert_rules(ignore=["truncate_within_sent_audio"])  # nothing else broken
+    with pytest.raises(RealtimeServerRuleError) as raised:
+        server.assert_rules(only=RULES, ignore=[])
     assert raised.value.violations == (violation, streamed_on)
-    assert "truncate_within_sent_audio" in str(raised.value)
+
+
+def test_assert_rules_refuses_unknown_rule_ids() -> None:
+    server = SimulatedRealtimeServer()
+    server.assert_rules(only=["single_active_response"])  # nothing broken: passes
+    for bad in ({"only": ["single_response"]}, {"ignore": ["nope"]}, {"only": "single_active_response"}, {"ignore": 3}):
+        with pytest.raises(agentsim.SimulationConfigError) as info:
+            server.assert_rules(**bad)  # type: ignore[arg-type]
+        assert info.value.parameter in ("only", "ignore") and "single_active_response" in str(info.value)
+
+
+def test_every_rule_states_what_the_api_says_and_only_one_is_advisory() -> None:
+    assert all(rule.id == key and len(rule.statement) > 40 for key, rule in RULES.items())
+    assert [rule.id for rule in RULES.values() if not rule.protocol] == ["truncate_needs_cancel"]
 
 
 def test_tool_output_for_a_call_the_server_never_made() -> None:

@@ -11,6 +11,8 @@ from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
 from ._model import SimulatedRealtimeSIPModel as SimulatedRealtimeSIPModel
 from ._model import raw_server_event as raw_server_event
 from ._rules import RealtimeServerRuleError as RealtimeServerRuleError
+from ._rules import RULES as RULES
+from ._rules import Rule as Rule
 from ._rules import RuleViolation as RuleViolation
 from ._script import CallTool as CallTool
 from ._script import Reply as Reply
@@ -24,6 +26,8 @@ __all__ = [
     "SimulatedRealtimeSIPModel",
     "raw_server_event",
     "RealtimeServerRuleError",
+    "RULES",
+    "Rule",
     "RuleViolation",
     "CallTool",
     "Reply",

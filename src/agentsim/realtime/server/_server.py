@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
 from . import _events as ev
 from ._endpoint import ConnectRequest, inspect_request, rejection
-from ._rules import RealtimeServerRuleError, RuleViolation
+from ._rules import RULES, RealtimeServerRuleError, RuleViolation, selected_rules
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
@@ -256,10 +256,18 @@ class SimulatedRealtimeServer:
         """Every response: id, step kind and whether it was cancelled."""
         return [{"id": r.id, "kind": type(r.step).__name__, "cancelled": r.cancel_requested, "item_id": r.item_id} for r in self._responses]
 
-    def assert_rules(self) -> None:
-        """Raise :class:`RealtimeServerRuleError` if any rule was broken."""
-        if self.violations:
-            raise RealtimeServerRuleError(self.violations)
+    def assert_rules(self, *, only: Iterable[str] | None = None, ignore: Iterable[str] = ()) -> None:
+        """Raise :class:`RealtimeServerRuleError` if a rule was broken: every
+        protocol rule by default (not the advisory ``truncate_needs_cancel``),
+        ``only`` these rule ids, less ``ignore`` (see ``RULES``)::
+
+            server.assert_rules(only=["single_active_response"])
+            server.assert_rules(ignore=["no_events_after_close"])
+        """
+        chosen = selected_rules(only, ignore)
+        broken = [violation for violation in self.violations if violation.rule in chosen]
+        if broken:
+            raise RealtimeServerRuleError(broken)
 
     # -- the connection -------------------------------------------------------------------
 
@@ -347,6 +355,7 @@ class SimulatedRealtimeServer:
         return task
 
     def _violation(self, rule: str, event: dict[str, Any], detail: str) -> None:
+        assert rule in RULES, rule
         violation = RuleViolation(rule, asyncio.get_running_loop().time(), event, detail)
         self.violations.append(violation)
         record_event("violation", f"{rule}: {detail}")

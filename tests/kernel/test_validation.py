@@ -109,3 +109,36 @@ def test_the_doubles_interface_refuses_bad_input_with_typed_errors() -> None:
     error = agentsim.simulate(bad_window).exception
     assert isinstance(error, agentsim.SimulationConfigError) and error.parameter == "window"
     assert agentsim.choose("window", ["stock", "other"]) == 0  # outside a simulation: the stock option
+
+
+@pytest.mark.skipif(SDK_HAS_TESTING, reason="runs on openai-agents releases before 0.21 (CI: 0.13.6, 0.2.11)")
+def test_each_double_that_needs_a_newer_sdk_names_itself() -> None:
+    from agentsim.contrib.openai_agents import SdkVersionError
+    from agentsim.models import model_error
+    from agentsim.sandbox import timed_sandbox_session
+
+    with pytest.raises(SdkVersionError) as model:
+        model_error(RuntimeError("boom"))
+    with pytest.raises(SdkVersionError) as sandbox:
+        timed_sandbox_session([])
+    assert "model_error" in str(model.value) and "timed_sandbox_session" in str(sandbox.value)
+    assert str(model.value) != str(sandbox.value)
+
+
+def _adapter_has_the_websocket_hook() -> bool:
+    from agents.realtime.openai_realtime import OpenAIRealtimeWebSocketModel
+
+    return hasattr(OpenAIRealtimeWebSocketModel, "_create_websocket_connection")
+
+
+@pytest.mark.skipif(_adapter_has_the_websocket_hook(), reason="runs on openai-agents releases without the adapter hook (CI: 0.2.11)")
+def test_the_simulated_server_on_a_release_without_the_adapter_hook_says_which_release() -> None:
+    from agentsim.contrib.openai_agents import SdkVersionError
+    from agentsim.realtime.server import SimulatedRealtimeServer
+
+    async def main() -> None:
+        SimulatedRealtimeServer().model()
+
+    error = agentsim.simulate(main).exception
+    assert isinstance(error, SdkVersionError) and error.minimum == "0.13.6"
+    assert "SimulatedRealtimeServer" in str(error) and "escape" not in str(error)

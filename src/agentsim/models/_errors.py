@@ -33,7 +33,7 @@ def model_error(error: Exception, retry_advice: Any = None) -> Any:
         advice = lambda attempt, request: ModelRetryAdvice(suggested=attempt < 3, replay_safety="safe")
         model = TimedModel(ScriptedModel([model_error(flaky, advice), model_error(flaky, advice), [assistant_message("ok")]]))
     """
-    ModelStep = testing().ModelStep  # first: a typed error naming the release it needs
+    ModelStep = testing("agentsim.models.model_error (built on agents.testing.ModelStep)").ModelStep  # first: a typed error naming the release it needs
     ModelRetryAdvice = sdk_root().ModelRetryAdvice
 
     if not isinstance(error, Exception):

@@ -43,7 +43,7 @@ def timed_sandbox_session(
         {"method": "pty_write_stdin"},   # polled at 10 s: still running
         {"method": "pty_write_stdin"},   # ...until the poll that sees it end
     """
-    scripted_sandbox_session = testing().scripted_sandbox_session
+    scripted_sandbox_session = testing("agentsim.sandbox.timed_sandbox_session (built on agents.testing.scripted_sandbox_session)").scripted_sandbox_session
 
     default = DelaySource(latency, name="latency", stream="sandbox:latency")
     processes = PtyProcesses()

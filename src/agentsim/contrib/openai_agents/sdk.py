@@ -82,15 +82,28 @@ def _module(name: str, feature: str, minimum: str) -> ModuleType:
         raise
 
 
-def testing() -> ModuleType:
+def testing(feature: str = "agents.testing (the SDK's scripted doubles)") -> ModuleType:
     """``agents.testing``, the SDK's own doubles (``ScriptedModel``, ``ModelStep``,
-    ``scripted_sandbox_session``...): openai-agents 0.21 and later."""
-    return _module("agents.testing", "agents.testing (the SDK's scripted doubles)", "0.21")
+    ``scripted_sandbox_session``...): openai-agents 0.21 and later. ``feature``
+    names the double that needs it, in the error on older releases."""
+    return _module("agents.testing", feature, "0.21")
 
 
 def voice_testing() -> ModuleType:
     """``agents.voice.testing`` (``ScriptedTranscriptionSession``...): 0.21 and later."""
     return _module("agents.voice.testing", "agentsim.voice (built on agents.voice.testing)", "0.21")
+
+
+def require_websocket_hook(model_class: type) -> None:
+    """The simulated server plugs its in-memory connection into the adapter
+    through ``_create_websocket_connection``; releases without that hook
+    would open a real socket instead."""
+    if not hasattr(model_class, "_create_websocket_connection"):
+        raise SdkVersionError(
+            "SimulatedRealtimeServer (it connects the SDK's OpenAIRealtimeWebSocketModel through its "
+            "_create_websocket_connection hook, which this release lacks)",
+            "0.13.6",
+        )
 
 
 def realtime_sip_model() -> type:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from functools import cache
 
-from ...contrib.openai_agents.sdk import OpenAIRealtimeWebSocketModel, realtime_sip_model
+from ...contrib.openai_agents.sdk import OpenAIRealtimeWebSocketModel, realtime_sip_model, require_websocket_hook
 
 if TYPE_CHECKING:
     from ._server import SimulatedRealtimeServer
@@ -20,6 +20,7 @@ class SimulatedRealtimeModel(OpenAIRealtimeWebSocketModel):
     SDK's own code."""
 
     def __init__(self, server: SimulatedRealtimeServer) -> None:
+        require_websocket_hook(OpenAIRealtimeWebSocketModel)
         super().__init__()
         self._server = server
 

@@ -44,9 +44,25 @@ from typing import Any
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
+def example() -> Any:
+    """``examples/long_call.py``, loaded from its file under a name of its own:
+    ``import long_call`` would find this benchmark instead whenever
+    ``benchmarks/`` comes first on ``sys.path`` (or it was imported as
+    ``long_call`` already)."""
+    import importlib.util
+
+    loaded = sys.modules.get("agentsim_example_long_call")
+    if loaded is None:
+        spec = importlib.util.spec_from_file_location("agentsim_example_long_call", EXAMPLES / "long_call.py")
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = loaded
+        spec.loader.exec_module(loaded)
+    return loaded
+
+
 def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict[str, float]:
-    sys.path.insert(0, str(EXAMPLES))
-    import long_call
+    long_call = example()
 
     import agentsim
 
@@ -69,8 +85,7 @@ def record_case(minutes: float, seed: int, strategy: str, microphone: bool, fram
     microphone chunks the application sent, and the playback the device
     reported to the SDK's tracker. A run of its own, so that the timed run
     carries no recording."""
-    sys.path.insert(0, str(EXAMPLES))
-    import long_call
+    long_call = example()
     from agents.realtime.model import RealtimePlaybackTracker
 
     import agentsim

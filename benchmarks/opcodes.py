@@ -70,8 +70,7 @@ def count_opcodes(run: Any) -> collections.Counter[str]:
 
 
 def simulation(minutes: float, strategy: str, *, traced: bool = True) -> tuple[collections.Counter[str], int]:
-    sys.path.insert(0, str(EXAMPLES))
-    import long_call
+    long_call = _long_call_benchmark().example()
 
     import agentsim
 

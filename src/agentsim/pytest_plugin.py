@@ -49,6 +49,11 @@ _SHARD_FIXTURE = "_agentsim_shard"
 #: What a test raises to be skipped or xfailed: pytest's verdicts, not failing schedules.
 _NOT_FAILURES: tuple[type[BaseException], ...] = (pytest.skip.Exception, pytest.xfail.Exception, KeyboardInterrupt, SystemExit)
 DEFAULT_RUNS = 100
+#: Under pytest-xdist a test's runs are split over workers only from this
+#: many runs on (or with --agentsim-shards): below it, the split's fixed
+#: cost per item (the nominal run, the database, a claim file) outweighs
+#: it, and xdist already spreads the tests (benchmarks/xdist.py).
+SHARD_MIN_RUNS = 200
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -99,6 +104,21 @@ def _shard_count(config: pytest.Config) -> int:
     return int(workers) if isinstance(workers, int) and workers > 1 else 1
 
 
+def _planned_runs(metafunc: pytest.Metafunc) -> int:
+    """How many runs the marked test will sweep (option, marker, profile)."""
+    option = metafunc.config.getoption("agentsim_runs")
+    if option is not None:
+        return int(option)
+    marker = metafunc.definition.get_closest_marker("agentsim")
+    runs = marker.kwargs.get("runs") if marker is not None else None
+    if isinstance(runs, int):
+        return runs
+    try:
+        return _profile_options(metafunc.config).runs
+    except SimulationConfigError:
+        return DEFAULT_RUNS  # reported when the test runs
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("agentsim") is None:
         return
@@ -106,6 +126,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if config.getoption("agentsim_seed") is not None or config.getoption("agentsim_schedule"):
         return
     shards = _shard_count(config)
+    if shards > 1 and config.getoption("agentsim_shards") is None and _planned_runs(metafunc) < SHARD_MIN_RUNS:
+        shards = 1  # a short sweep: another item costs more than it saves (xdist spreads the tests anyway)
     if shards > 1:
         # One item per shard, so that xdist spreads one test's runs over workers.
         metafunc.fixturenames.append(_SHARD_FIXTURE)

@@ -194,7 +194,7 @@ def test_xdist_shards_split_the_seeds_of_one_test(pytester: pytest.Pytester) -> 
                 file.write(f"{{os.getpid()}} {{sim.seed}}\\n")
         """
     )
-    result = pytester.runpytest_subprocess("-n", "2", "--agentsim-db=none")
+    result = pytester.runpytest_subprocess("-n", "2", "--agentsim-db=none", "--agentsim-shards=2")
     result.assert_outcomes(passed=2)
     lines = [line.split() for line in log.read_text().splitlines()]
     seeds = [int(seed) for _, seed in lines]
@@ -214,7 +214,7 @@ def test_xdist_shards_report_a_failure_once_and_a_serial_run_replays_it_first(py
     serial = pytester.runpytest("test_booking.py::test_racy", "--agentsim-db=none")
     site = re.search(r"raised at (test_booking.py:\d+)", serial.stdout.str())
     assert site is not None, serial.stdout.str()
-    sharded = pytester.runpytest_subprocess("test_booking.py", "-n", "2", f"--agentsim-db={database}", "-rs")
+    sharded = pytester.runpytest_subprocess("test_booking.py", "-n", "2", f"--agentsim-db={database}", "-rs", "--agentsim-shards=2")
     output = sharded.stdout.str()
     outcomes = sharded.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] >= 2  # one report of the race; test_fixed's shards pass
@@ -225,6 +225,28 @@ def test_xdist_shards_report_a_failure_once_and_a_serial_run_replays_it_first(py
     again = pytester.runpytest("test_booking.py::test_racy", f"--agentsim-db={database}", "--agentsim-statistics")
     again.assert_outcomes(failed=1)
     assert re.search(r"  - 0 run\(s\), .*\n.*\n.*\n  - 1 failure\(s\), 0 shrink run\(s\), [12] replayed from the failure database first", again.stdout.str()), again.stdout.str()
+
+
+def test_under_xdist_only_long_sweeps_are_split_over_workers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_sizes="""
+        import pytest
+
+        @pytest.mark.agentsim(runs=30)
+        async def test_short():
+            pass
+
+        @pytest.mark.agentsim(runs=200)
+        async def test_long():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "--agentsim-db=none", "-v", "-W", "ignore::agentsim.explore.SingleScheduleWarning")
+    output = result.stdout.str()
+    result.assert_outcomes(passed=3)  # test_short once, test_long in two shards
+    assert "test_short PASSED" in output or "test_sizes.py::test_short" in output
+    assert len(re.findall(r"test_long\[agentsim-shard\dof2\]", output)) >= 2
+    assert "test_short[agentsim-shard" not in output
 
 
 COUNTING = """

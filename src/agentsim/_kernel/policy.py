@@ -34,9 +34,11 @@ import itertools
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 
+from .errors import SimulationConfigError
 from .ranking import Priority, scan_best
+from .validation import number, whole
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -55,7 +57,8 @@ class SchedulingPolicy(ABC):
     per option (task names, or :data:`CONTINUE`) and returns an option index.
     """
 
-    #: The name recorded in traces and reports.
+    #: The name recorded in traces and reports (a subclass that sets none is
+    #: named after its class).
     name: ClassVar[str]
     #: True if the policy always picks the stock FIFO order; backends then never
     #: call :meth:`choose` and run their fast path.
@@ -68,6 +71,11 @@ class SchedulingPolicy(ABC):
     #: against other timers is a ``"window"`` choice. False: a point is drawn
     #: from its distribution with the seed instead (jitter-only sampling).
     windows: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not isinstance(cls.__dict__.get("name", getattr(cls, "name", None)), str):
+            cls.name = cls.__name__
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         """A fresh policy like this one for another run (the explorer calls it
@@ -245,6 +253,18 @@ def fifo_choice(kind: str, labels: Sequence[str]) -> int:
     return 0
 
 
+def check_deviations(deviations: object) -> dict[int, int]:
+    """A replay's deviations, checked: choice numbers (>= 0) to options (>= 0)."""
+    if deviations is None:
+        return {}
+    if not isinstance(deviations, dict):
+        raise SimulationConfigError("deviations", deviations, "a dict of choice number -> option, both whole numbers >= 0 (e.g. {3: 1})")
+    for index, option in deviations.items():
+        whole("deviations", index, expected="choice numbers that are whole numbers >= 0")
+        whole("deviations", option, expected="options that are whole numbers >= 0")
+    return dict(deviations)
+
+
 class ReplayPolicy(SchedulingPolicy):
     """FIFO order except at the numbered choices in ``deviations``.
 
@@ -259,8 +279,10 @@ class ReplayPolicy(SchedulingPolicy):
     name = "replay"
 
     def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0, windows: bool = True) -> None:
-        self.deviations = dict(deviations or {})
-        self.jitter_scale = jitter_scale
+        self.deviations = check_deviations(deviations)
+        self.jitter_scale = number("jitter_scale", jitter_scale, expected="a delay jitter scale >= 0 (1: as drawn, 0: nominal)")
+        if not isinstance(windows, bool):
+            raise SimulationConfigError("windows", windows, "True (delays as windowed timers) or False (drawn points)")
         self.windows = windows
         self._index = 0
 
@@ -294,9 +316,9 @@ class PCTPolicy(SchedulingPolicy):
         return PCTPolicy(seed, depth=self.depth, steps=self.steps)
 
     def __init__(self, seed: int, *, depth: int = 3, steps: int = 64) -> None:
-        self._rng = random.Random(f"agentsim:pct:{seed}")
-        self.depth = depth
-        self.steps = max(1, steps)
+        self._rng = random.Random(f"agentsim:pct:{whole('seed', seed, minimum=-(2**63))}")
+        self.depth = whole("depth", depth, minimum=1, expected="PCT's depth d >= 1 (the ordering constraints a bug needs)")
+        self.steps = max(1, whole("steps", steps, expected="PCT's step bound >= 0 (the choices a run makes)"))
         #: Each thread's priority, drawn the first time it is asked
         #: (``__getitem__``: a C call for known threads).
         self._priorities = _Priorities(self._rng, depth)

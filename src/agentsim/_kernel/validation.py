@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import math
 
-from .core import current_core
-
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and not (isinstance(value, float) and math.isnan(value))
+
+
+def _check_meta(parameter: object, minimum: object) -> None:
+    """The check's own arguments (a double's author passing them wrong)."""
+    from .errors import SimulationConfigError
+
+    if not isinstance(parameter, str):
+        raise SimulationConfigError("parameter", parameter, "the name of the checked parameter, a str")
+    if not _is_number(minimum):
+        raise SimulationConfigError("minimum", minimum, "the least accepted value, a number")
 
 
 def number(parameter: str, value: object, *, minimum: float = 0.0, strict: bool = False, infinite: bool = False, expected: str | None = None) -> float:
@@ -21,6 +29,7 @@ def number(parameter: str, value: object, *, minimum: float = 0.0, strict: bool 
     finite unless ``infinite`` is allowed."""
     from .errors import SimulationConfigError
 
+    _check_meta(parameter, minimum)
     ok = _is_number(value) and (value > minimum if strict else value >= minimum) and (infinite or math.isfinite(value))  # type: ignore[operator, arg-type]
     if not ok:
         bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
@@ -42,6 +51,7 @@ def whole(parameter: str, value: object, *, minimum: int = 0, expected: str | No
     """An int >= ``minimum`` (a count, an index, a seed)."""
     from .errors import SimulationConfigError
 
+    _check_meta(parameter, minimum)
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise SimulationConfigError(parameter, value, expected or f"a whole number >= {minimum}")
     return value
@@ -67,6 +77,8 @@ class OneSimulation:
 
     def check(self) -> None:
         """Bind on first use; raise :class:`~agentsim.SimulationConfigError` in another simulation."""
+        from .core import current_core  # (core imports the policies, which import this module)
+
         core = current_core()
         if core is not self._core:
             if self._core is not None:

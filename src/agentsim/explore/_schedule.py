@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.policy import ReplayPolicy, SchedulingPolicy, is_strategy, make_policy
+from .._kernel.policy import STRATEGY_EXPECTED, ReplayPolicy, SchedulingPolicy, check_deviations, is_strategy, make_policy
+from .._kernel.validation import number, whole
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,14 @@ class Schedule:
     windows: bool = True
 
     def __post_init__(self) -> None:
+        whole("seed", self.seed, minimum=-(2**63), expected="a whole number (the run's seed)")
+        if not isinstance(self.strategy, str) or not (self.strategy == "replay" or is_strategy(self.strategy)):
+            raise SimulationConfigError("strategy", self.strategy, STRATEGY_EXPECTED.replace(" or a SchedulingPolicy instance", ""))
+        if self.deviations is not None:
+            object.__setattr__(self, "deviations", check_deviations(self.deviations))
+        number("jitter", self.jitter, expected="a delay jitter scale >= 0 (1: as drawn, 0: nominal)")
+        if not isinstance(self.windows, bool):
+            raise SimulationConfigError("windows", self.windows, "True (delays as windowed timers) or False (drawn points)")
         object.__setattr__(self, "_key", tuple(sorted((self.deviations or {}).items())))
 
     def __hash__(self) -> int:
@@ -73,21 +84,38 @@ class Schedule:
 
     @classmethod
     def decode(cls, text: str) -> Schedule:
+        """The schedule a report printed: ``"SEED:random"``, ``"SEED:fifo"``,
+        ``"SEED:jitter"``, ``"SEED:pct/DEPTH/STEPS"`` or a replay schedule
+        ``"SEED:fifo+CHOICE=OPTION,...[:jSCALE]"`` (``jitter+`` for drawn
+        delays). Anything else, a bare ``pct`` (its parameters are part of
+        the schedule), a choice given twice, a negative choice or option or a
+        jitter that is not a finite number >= 0 included, is a
+        :class:`~agentsim.SimulationConfigError`."""
         if not isinstance(text, str):
             raise SimulationConfigError("schedule", text, "a schedule string such as '17:random' or '17:fifo+3=1:j0'")
-        try:
-            seed_text, _, rest = text.strip().partition(":")
-            seed = int(seed_text)
-            strategy, _, jitter_text = rest.partition(":")
-            base, plus, moves = strategy.partition("+")
-            if not plus or base not in ("fifo", "jitter"):
-                if strategy and not is_strategy(strategy):
-                    raise ValueError(strategy)
-                return cls(seed, strategy or "random")
-            deviations = {int(a): int(b) for a, b in (move.split("=") for move in moves.split(",") if move)}
-            jitter = float(jitter_text[1:]) if jitter_text.startswith("j") else 1.0
-            return cls(seed, "replay", deviations, jitter, windows=base == "fifo")
-        except ValueError as exc:
-            raise SimulationConfigError(
-                "schedule", text, "'SEED:STRATEGY' (e.g. '17:random') or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...')"
-            ) from exc
+        match = _SCHEDULE.fullmatch(text.strip())
+        if match is None:
+            raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
+        seed, strategy, base, moves, jitter = int(match["seed"]), match["strategy"], match["base"], match["moves"], match["jitter"]
+        if strategy is not None:
+            if strategy == "pct" or not is_strategy(strategy):
+                raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
+            return cls(seed, strategy)
+        pairs = [move.split("=") for move in moves.split(",")] if moves else []
+        deviations = {int(choice): int(option) for choice, option in pairs}
+        if len(deviations) != len(pairs):
+            raise SimulationConfigError("schedule", text, "each choice at most once (a report prints each deviation once)")
+        scale = float(jitter) if jitter is not None else 1.0
+        if not math.isfinite(scale):
+            raise SimulationConfigError("schedule", text, "a jitter scale ':jSCALE' that is a finite number >= 0")
+        return cls(seed, "replay", deviations, scale, windows=base == "fifo")
+
+
+_SCHEDULE_EXPECTED = (
+    "'SEED:STRATEGY' as a report prints it ('17:random', '17:fifo', '17:jitter', '17:pct/3/40': PCT with its "
+    "parameters) or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...') with whole numbers >= 0"
+)
+_SCHEDULE = re.compile(
+    r"(?P<seed>-?\d+):(?:(?P<base>fifo|jitter)\+(?P<moves>(?:\d+=\d+(?:,\d+=\d+)*)?)(?::j(?P<jitter>\d+(?:\.\d*)?(?:e[-+]?\d+)?))?"
+    r"|(?P<strategy>[a-z]+(?:/\d+/\d+)?))"
+)

@@ -38,6 +38,8 @@ PROFILE_VARIABLE = "AGENTSIM_PROFILE"
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` (default: the working directory)."""
+    if start is not None and not isinstance(start, (str, os.PathLike)):
+        raise SimulationConfigError("start", start, "a folder to search from (a str or path), or None for the working directory")
     directory = Path(start if start is not None else os.getcwd()).resolve()
     for folder in (directory, *directory.parents):
         candidate = folder / "pyproject.toml"
@@ -51,6 +53,11 @@ def settings(pyproject: Path | None, profile: str | None = None) -> dict[str, An
 
     An unknown profile is a :class:`~agentsim.SimulationConfigError` naming the
     file and the profiles it has."""
+    if pyproject is not None and not isinstance(pyproject, (str, os.PathLike)):
+        raise SimulationConfigError("pyproject", pyproject, "the path of a pyproject.toml (find_pyproject() finds it), or None")
+    if profile is not None and not isinstance(profile, str):
+        raise SimulationConfigError("profile", profile, "the name of a profile of [tool.agentsim.profiles], or None")
+    pyproject = Path(pyproject) if pyproject is not None else None
     profile = profile or os.environ.get(PROFILE_VARIABLE) or None
     if pyproject is None:
         if profile is not None:
@@ -60,6 +67,10 @@ def settings(pyproject: Path | None, profile: str | None = None) -> dict[str, An
         table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("agentsim", {})
     except tomllib.TOMLDecodeError as error:
         raise SimulationConfigError(str(pyproject), "unreadable TOML", f"a valid pyproject.toml ({error})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SimulationConfigError("pyproject", str(pyproject), f"a readable pyproject.toml ({error})") from None
+    if not isinstance(table, dict) or not isinstance(table.get("profiles", {}), dict):
+        raise SimulationConfigError(str(pyproject), "[tool.agentsim]", "a table, with [tool.agentsim.profiles.NAME] tables for profiles")
     base = {key: value for key, value in table.items() if key != "profiles"}
     if profile is None:
         return base

@@ -37,7 +37,8 @@ from hypothesis.errors import InvalidArgument
 
 from ._kernel.policy import ChoiceKind, SchedulingPolicy, eligible_window_options
 from ._kernel.trace import Trace
-from ._kernel.validation import whole
+from ._kernel.errors import SimulationConfigError
+from ._kernel.validation import non_negative, whole
 from .explore._schedule import Schedule
 from .realtime.server import CallTool, Reply, SimulatedRealtimeServer
 
@@ -128,6 +129,34 @@ def schedules() -> st.SearchStrategy[HypothesisSchedule]:
     return st.builds(HypothesisSchedule, st.data())
 
 
+def _check_range(name: str, value: object) -> tuple[float, float]:
+    """A ``(low, high)`` range of seconds, checked where it is given."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise SimulationConfigError(name, value, "a (low, high) tuple of seconds, 0 <= low <= high")
+    low, high = (non_negative(name, bound, expected="a (low, high) tuple of finite seconds >= 0") for bound in value)
+    if low > high:
+        raise SimulationConfigError(name, value, "a (low, high) tuple with low <= high")
+    return low, high
+
+
+def _check_sizes(min_size: object, max_size: object) -> None:
+    low = whole("min_size", min_size)
+    if whole("max_size", max_size) < low:
+        raise SimulationConfigError("max_size", max_size, f"a whole number >= min_size ({low})")
+
+
+def _check_words(words: object) -> None:
+    if isinstance(words, (str, bytes)) or not isinstance(words, Sequence) or not words or not all(isinstance(word, str) for word in words):
+        raise SimulationConfigError("words", words, "a non-empty list of words (str) to make phrases from")
+
+
+def _check_tools(tools: object) -> None:
+    if tools is None:
+        return
+    if not isinstance(tools, Mapping) or not all(isinstance(name, str) and isinstance(arguments, st.SearchStrategy) for name, arguments in tools.items()):
+        raise SimulationConfigError("tools", tools, "a mapping of tool name (str) to a hypothesis strategy of its arguments (a dict), or None")
+
+
 def _seconds(low: float, high: float) -> st.SearchStrategy[float]:
     # Whole milliseconds: readable examples, and shrinking has fewer values to try.
     return st.integers(round(low * 1000), round(high * 1000)).map(lambda ms: ms / 1000)
@@ -166,6 +195,11 @@ def utterances(
     each starts ``pause`` seconds after the previous one ends (the first at
     ``start`` plus a pause) and lasts ``seconds``. Shrinks toward fewer,
     shorter, earlier utterances."""
+    _check_sizes(min_size, max_size)
+    non_negative("start", start, expected="the virtual second the caller may first speak, >= 0")
+    _check_range("pause", pause)
+    _check_range("seconds", seconds)
+    _check_words(words)
 
     @st.composite
     def draw(draw_: st.DrawFn) -> list[Utterance]:
@@ -193,6 +227,10 @@ def server_scripts(
     """What the simulated server answers, step by step: ``Reply`` (a
     transcript and its audio length) or, when ``tools`` maps tool names to
     strategies of their arguments, ``CallTool``."""
+    _check_tools(tools)
+    _check_sizes(min_size, max_size)
+    _check_range("audio_seconds", audio_seconds)
+    _check_words(words)
     reply = st.builds(Reply, _phrases(words), _seconds(*audio_seconds))
     step: st.SearchStrategy[Reply | CallTool] = reply
     if tools:
@@ -235,6 +273,9 @@ def conversations(
     ``audio_seconds``, plus tool calls when ``tools`` are given), and a
     hang-up ``linger`` seconds after the caller last spoke."""
     whole("max_turns", max_turns, minimum=1)
+    _check_tools(tools)
+    for name, value in (("seconds", seconds), ("audio_seconds", audio_seconds), ("linger", linger)):
+        _check_range(name, value)
 
     @st.composite
     def draw(draw_: st.DrawFn) -> Conversation:
@@ -288,6 +329,10 @@ def assistant_turns(
     """Assistant turns for :class:`~agentsim.realtime.ScriptedRealtimeTransport`
     scenarios (``await turn.play(ctx, i)``), some with a tool call when
     ``tools`` are given."""
+    _check_tools(tools)
+    _check_sizes(min_size, max_size)
+    _check_range("audio_seconds", audio_seconds)
+    _check_words(words)
     tool: st.SearchStrategy[tuple[str, dict[str, Any]] | None] = st.none()
     if tools:
         tool = st.one_of(st.none(), *(st.tuples(st.just(name), arguments) for name, arguments in tools.items()))

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ._kernel.core import SimulationCore, choose, current_core
+from ._kernel.errors import NotInSimulationError, SimulationConfigError
 from .timing import DelaySource, Exponential, LogNormal, Uniform, _call_window_on, _windows_explored
 
 __all__ = ["OrderedLink"]
@@ -50,6 +51,8 @@ class OrderedLink:
     """
 
     def __init__(self, delay: DelaySource) -> None:
+        if not isinstance(delay, DelaySource):
+            raise SimulationConfigError("delay", delay, "a DelaySource (e.g. DelaySource(uniform(0.01, 0.05), name='latency', stream='net'))")
         self._delay = delay
         #: Whether the delay is a range (a window where the policy explores them).
         self._ranged = delay.window(0) is not None
@@ -71,9 +74,14 @@ class OrderedLink:
 
     def send(self, action: Callable[[], None]) -> None:
         """Schedule ``action`` to run on arrival."""
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise NotInSimulationError("OrderedLink.send") from None
         if loop is not self._loop:
             self._bind(loop)
+        if not callable(action):
+            raise SimulationConfigError("action", action, "a function to run when the message arrives")
         now = loop.time()
         index = self._sent
         self._sent = index + 1

@@ -32,6 +32,7 @@ nominal value by the policy's ``jitter_scale`` (0 under ``fifo``).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import random
 from abc import ABC, abstractmethod
@@ -42,7 +43,7 @@ from typing import Any, Final, TypeAlias
 
 from ._kernel import direct_time
 from ._kernel.core import SimulationCore, current_core, seeded_random
-from ._kernel.errors import SimulationConfigError
+from ._kernel.errors import NotInSimulationError, SimulationConfigError
 from ._kernel.validation import non_negative, positive
 
 __all__ = [
@@ -216,6 +217,12 @@ def as_delay(spec: DelaySpec, *, name: str) -> Delay:
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return Fixed(_check(name, spec))
     if callable(spec):
+        try:
+            inspect.signature(spec).bind(0)
+        except TypeError:
+            raise SimulationConfigError(name, spec, "a function of one argument, the call index, returning seconds") from None
+        except ValueError:  # no signature to read (a builtin): trust it
+            pass
         return Computed(spec, name)
     if isinstance(spec, Sequence) and not isinstance(spec, str) and spec:
         return PerCall(tuple(_check(f"{name}[{i}]", value) for i, value in enumerate(spec)))
@@ -240,7 +247,12 @@ class DelaySource:
 
     def seconds(self, index: int) -> float:
         """The duration of event ``index``, drawn (distributions) or given."""
-        value = self.delay.seconds(index, seeded_random(self._purpose))
+        try:
+            value = self.delay.seconds(index, seeded_random(self._purpose))
+        except TypeError:
+            if index.__class__ is not int:  # (checked only when it failed: this runs per message)
+                raise SimulationConfigError("index", index, "the event's index, a whole number >= 0") from None
+            raise
         nominal = self.delay.nominal
         if nominal is None:
             return value
@@ -279,6 +291,7 @@ class DelaySource:
         duration of event ``index``: a deadline counted from an earlier event
         (a transcript due 0.2-0.4 s after speech ended). Returns at once when
         that is already past; a window is what is left of it."""
+        non_negative("instant", instant, expected="a virtual time in seconds >= 0")
         now = direct_time.current_time()
         window = self.delay.window(index)
         core = current_core()
@@ -296,7 +309,12 @@ class DelaySource:
     def call_later(self, index: int, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
         """``loop.call_later`` with the duration of event ``index`` (asyncio
         only): a windowed timer for a distribution, as :meth:`sleep`."""
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise NotInSimulationError("DelaySource.call_later") from None
+        if not callable(callback):
+            raise SimulationConfigError("callback", callback, "a function to call after the delay")
         window = self.delay.window(index)
         core = current_core()
         if window is None or core is None or not core.policy.windows or not hasattr(loop, "call_window"):
@@ -325,8 +343,17 @@ def _windows_explored() -> bool:
 def call_window(earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
     """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
     now, on a windowed timer of the running simulation's asyncio loop (see
-    :func:`sleep_between`); outside a simulation, at ``nominal``."""
-    return _call_window_on(asyncio.get_running_loop(), current_core(), earliest, nominal, latest, callback, *args)
+    :func:`sleep_between`); outside a simulation, at ``nominal`` on the running
+    loop. With no loop running: :class:`~agentsim.NotInSimulationError`."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise NotInSimulationError("agentsim.timing.call_window") from None
+    if not callable(callback):
+        raise SimulationConfigError("callback", callback, "a function to call when the window fires")
+    for name, value in (("earliest", earliest), ("nominal", nominal), ("latest", latest)):
+        non_negative(name, value, expected="seconds from now >= 0")
+    return _call_window_on(loop, current_core(), earliest, nominal, latest, callback, *args)
 
 
 def _call_window_on(
@@ -388,6 +415,9 @@ class Pacer:
     """
 
     def __init__(self, chunk_seconds: float, speed: Speed, *, name: str) -> None:
+        if not isinstance(name, str):
+            raise SimulationConfigError("name", name, "the paced quantity's name, a str (used in errors and the seeded stream)")
+        chunk_seconds = positive("chunk_seconds", chunk_seconds, expected="the seconds of content in one chunk, > 0")
         low, high = check_speed(speed, name=name)
         self.chunk_seconds = chunk_seconds
         self.speed = speed
@@ -404,9 +434,14 @@ class Pacer:
     def until(self, index: int) -> Coroutine[Any, Any, None]:
         """Wait until chunk ``index`` (0-based, called in order) is due:
         ``await pacer.until(index)``."""
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise NotInSimulationError("Pacer.until") from None
         if self._start is None:
             self._start = loop.time()
+        if index.__class__ is not int or index < 0:
+            raise SimulationConfigError("index", index, "the chunk's index, a whole number >= 0")
         if self._fixed is not None:
             # The sleep itself, not a coroutine around it: a stream awaits
             # one per chunk, and each level is resumed at every wake-up.

@@ -86,6 +86,9 @@ def _current_task_lookup() -> Callable[[Any], Any]:
 #: ``asyncio.current_task(loop)``, the fastest way this Python offers.
 current_task: Final = _current_task_lookup()
 _INFINITY: Final = float("inf")
+#: Delays and instants from here on never fire, as infinity does: the clock
+#: counts integer nanoseconds, and a float this large times 1e9 overflows.
+_NEVER: Final = 1e290
 #: A timer entry's scheduling order.
 _SEQUENCE: Final = itemgetter(1)
 #: A timer entry's creator (the task that scheduled it, "" for none).
@@ -431,7 +434,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         # Exact integer arithmetic from "now": ten sleep(0.05) end at exactly 0.5 s.
         ticks = self._clock.ticks
         if delay > 0:
-            if delay == _INFINITY:
+            if delay >= _NEVER:
                 return self._never(callback, args, context)
             ticks += round(delay * TICKS_PER_SECOND)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
@@ -444,7 +447,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def call_at(self, when: float, callback: Callable[..., object], *args: Any, context: Any = None) -> events.TimerHandle:
         if when is None:
             raise TypeError("when cannot be None")
-        if when == _INFINITY:
+        if when >= _NEVER:
             return self._never(callback, args, context)
         ticks = round(when * TICKS_PER_SECOND)
         if ticks / TICKS_PER_SECOND < when:
@@ -452,7 +455,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         return self._schedule_timer(ticks, callback, args, context)
 
     def _never(self, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.TimerHandle:
-        """A timer at infinity (``anyio.sleep_forever``, ``timeout(math.inf)``):
+        """A timer at infinity (``anyio.sleep_forever``, ``timeout(math.inf)``,
+        or a delay past what the clock can count, ``sleep(1e300)``):
         it never fires, so it is kept nowhere; the loop can still go idle and a
         program waiting only on it is a deadlock, as it would be for real."""
         if self._closed:

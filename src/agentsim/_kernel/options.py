@@ -22,6 +22,8 @@ BackendName = Literal["asyncio", "trio"]
 BACKENDS: Final = ("asyncio", "trio")
 #: Real seconds a simulation may take before ``WallTimeoutError``.
 DEFAULT_WALL_TIMEOUT: Final = 60.0
+#: The longest wall_timeout: about 115 days (the real alarm that enforces it has a platform limit).
+MAX_WALL_TIMEOUT: Final = 1e7
 
 O = TypeVar("O", bound="RunOptions")
 
@@ -58,7 +60,11 @@ class RunOptions:
             raise SimulationConfigError("backend", self.backend, "'asyncio' or 'trio'")
         self._check_strategy()
         object.__setattr__(self, "max_virtual_time", limit("max_virtual_time", self.max_virtual_time))
-        object.__setattr__(self, "wall_timeout", limit("wall_timeout", self.wall_timeout))
+        wall_timeout = limit("wall_timeout", self.wall_timeout)
+        if wall_timeout is not None and wall_timeout > MAX_WALL_TIMEOUT:
+            # The alarm is a real timer: past this the platform cannot arm it.
+            raise SimulationConfigError("wall_timeout", self.wall_timeout, f"at most {MAX_WALL_TIMEOUT:g} real seconds, or None for no limit")
+        object.__setattr__(self, "wall_timeout", wall_timeout)
 
     def _check_strategy(self) -> None:
         if not is_strategy(self.strategy):

@@ -270,6 +270,10 @@ class Trace:
 
     def format(self, last: int | None = 50) -> str:
         """A readable timeline of the last ``last`` kept events, in virtual ms."""
+        if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
+            from .errors import SimulationConfigError
+
+            raise SimulationConfigError("last", last, "how many of the last events to show (a whole number >= 0), or None for all")
         events = self.events
         if last is not None:
             events = events[-last:]

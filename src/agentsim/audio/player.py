@@ -11,6 +11,7 @@ clock, so the player reports what it played to the SDK's own
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from .._kernel.core import record_event
+from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative
 from .._kernel.lanes import register_lane
 from .._kernel.validation import OneSimulation
@@ -84,6 +86,8 @@ class SimulatedPlayer:
     def played_ms(self, item_id: str) -> float:
         """Milliseconds of ``item_id`` the caller has heard so far (including
         the part of the chunk playing now)."""
+        if not isinstance(item_id, str):
+            raise SimulationConfigError("item_id", item_id, "an assistant item's id (a str)")
         played = self._played.get(item_id, 0.0)
         chunk = self._playing
         if chunk is not None and chunk.item_id == item_id:
@@ -114,6 +118,8 @@ class SimulatedPlayer:
 
     def receive(self, item_id: str, content_index: int, ms: float) -> None:
         """Audio of ``ms`` milliseconds for ``item_id`` left the client toward the device."""
+        if not (isinstance(item_id, str) and content_index.__class__ is int and ms.__class__ in (int, float) and 0 <= ms < math.inf):
+            _bad_chunk(item_id, content_index, ms)
         self._deliver_later(self._arrive, _Chunk(item_id, content_index, ms))
 
     def interrupt(self) -> None:
@@ -195,3 +201,12 @@ class SimulatedPlayer:
         # key=value details: the timeline draws heard_ms as a counter track.
         position = self._played.get(item_id, 0.0)
         record_event("playback", f"{what} item={item_id or '-'} position_ms={position:.1f} heard_ms={self.heard_ms:.1f}")
+
+
+def _bad_chunk(item_id: object, content_index: object, ms: object) -> None:
+    """What ``receive`` was given wrong (checked inline, raised here)."""
+    if not isinstance(item_id, str):
+        raise SimulationConfigError("item_id", item_id, "an assistant item's id (a str)")
+    if content_index.__class__ is not int:
+        raise SimulationConfigError("content_index", content_index, "the content part's index, a whole number")
+    raise SimulationConfigError("ms", ms, "milliseconds of audio, a finite number >= 0")

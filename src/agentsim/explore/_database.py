@@ -92,6 +92,7 @@ class FailureDatabase:
     def fetch(self, key: str) -> list[SavedFailure]:
         """Every readable entry of ``key``, oldest schedule first (by seed);
         an unreadable one is skipped with :class:`CorruptFailureEntryWarning`."""
+        _check_key(key)
         entries = []
         for path, value in self._files(key):
             try:
@@ -109,8 +110,7 @@ class FailureDatabase:
         an earlier entry of the same schedule. Schedules may be given as the
         strings reports print. A write that fails (unwritable directory, full
         disk) leaves nothing behind and warns :class:`FailureDatabaseWarning`."""
-        if not isinstance(key, str):
-            raise SimulationConfigError("key", key, "a string naming the test (its node id or module:qualname)")
+        _check_key(key)
         schedule = _as_schedule("schedule", schedule)
         minimal = _as_schedule("minimal", minimal) if minimal is not None else None
         entry = _encode(SavedFailure(schedule, minimal))
@@ -123,8 +123,10 @@ class FailureDatabase:
         except OSError as error:
             warnings.warn(FailureDatabaseWarning(path, error.strerror or str(error)), stacklevel=2)
 
-    def delete(self, key: str, schedule: Schedule) -> None:
+    def delete(self, key: str, schedule: Schedule | str) -> None:
         """Forget ``schedule`` under ``key`` (the bug is fixed)."""
+        _check_key(key)
+        schedule = _as_schedule("schedule", schedule)
         for value in self._store.fetch(key.encode()):
             if _schedule_of(value) == schedule.encode():
                 self._store.delete(key.encode(), value)
@@ -183,6 +185,11 @@ def _write_whole(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, str):
+        raise SimulationConfigError("key", key, "a string naming the test (its node id or module:qualname)")
 
 
 def _as_schedule(name: str, value: object) -> Schedule:

@@ -170,6 +170,7 @@ def explore(
     # Checked before anything runs, as the options above are.
     processes = worker_count(workers)
     check_executor(executor)
+    _check_sweep_hooks(async_fn, seeds, key, repro, progress, observer, passthrough)
     template = strategy if isinstance(strategy, SchedulingPolicy) else None
     runner = _Runner(
         async_fn,
@@ -293,6 +294,26 @@ def explore(
         # Once per sweep, not once per run (runs are quiet about it).
         warnings.warn(LeftoverTasksWarning(report.leftover_tasks), stacklevel=2)
     return report
+
+
+def _check_sweep_hooks(
+    async_fn: object, seeds: object, key: object, repro: object, progress: object, observer: object, passthrough: object
+) -> None:
+    """``explore``'s arguments beyond the options, checked before the sweep."""
+    if not callable(async_fn):
+        raise SimulationConfigError("async_fn", async_fn, "an async function")
+    if seeds is not None:
+        if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (range, list, tuple)):
+            raise SimulationConfigError("seeds", seeds, "a range (or list) of whole-number seeds, or None for seed..seed+runs")
+        for each in seeds:
+            whole("seeds", each, minimum=-(2**63), expected="whole-number seeds")
+    if key is not None and not isinstance(key, str):
+        raise SimulationConfigError("key", key, "a string naming the explored function in the failure database, or None")
+    for name, hook, signature in (("repro", repro, "schedule -> str"), ("progress", progress, "(done, total)"), ("observer", observer, "(what, seed)")):
+        if hook is not None and not callable(hook):
+            raise SimulationConfigError(name, hook, f"a function {signature}, or None")
+    if not isinstance(passthrough, tuple) or not all(isinstance(kind, type) and issubclass(kind, BaseException) for kind in passthrough):
+        raise SimulationConfigError("passthrough", passthrough, "a tuple of exception classes that end the sweep instead of failing a run")
 
 
 def _serial_outcomes(plan: SweepPlan, seeds: range, runner: _Runner, nominal: SimulationResult[Any] | None) -> Iterator[RunOutcome]:

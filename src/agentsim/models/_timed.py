@@ -255,6 +255,8 @@ class TimedModel(Wrapping, Model):
             yield piece, getattr(piece, "type", None) == TEXT_DELTA
 
     def get_retry_advice(self, request: Any) -> Any:
+        if not hasattr(request, "error") or not hasattr(request, "attempt"):
+            raise SimulationConfigError("request", request, "the SDK's ModelRetryAdviceRequest (with error and attempt)")
         advise = getattr(request.error, RETRY_ADVICE_ATTRIBUTE, None)
         if advise is not None:
             return advise(request.attempt, request)

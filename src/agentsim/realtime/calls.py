@@ -8,6 +8,7 @@ the send class, or the class's name.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +23,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelSendUserInput,
 )
 
+from .._kernel.errors import SimulationConfigError
 from ..scenario.errors import InvalidCallKindError
 
 #: Send classes of the SDK's model boundary, by the short kind name.
@@ -59,7 +61,7 @@ def kind_of(event: RealtimeModelSendEvent) -> str:
     for cls, name in _KIND_OF_CLASS.items():
         if isinstance(event, cls):
             return name
-    raise TypeError(f"not a realtime send event: {type(event).__name__}")
+    raise SimulationConfigError("event", event, f"a realtime send event ({', '.join(cls.__name__ for cls in _KIND_OF_CLASS)})")
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class ConnectOptions:
 
     @classmethod
     def from_options(cls, options: Any) -> ConnectOptions:
+        if options is not None and not isinstance(options, Mapping):
+            raise SimulationConfigError("options", options, "the RealtimeModelConfig dict connect() takes, or None")
         options = dict(options or {})
         url = options.get("url")
         if isinstance(url, str):

@@ -57,7 +57,13 @@ class ScheduledEmit:
     ``await handle`` to wait until they were delivered (or dropped)."""
 
     def __init__(self, transport: ScriptedRealtimeTransport, when: float, events: Sequence[RealtimeModelEvent]) -> None:
-        self.when = when
+        from .transport import ScriptedRealtimeTransport
+
+        if not isinstance(transport, ScriptedRealtimeTransport):
+            raise SimulationConfigError("transport", transport, "the ScriptedRealtimeTransport that delivers the events")
+        self.when = non_negative("when", when, expected="a virtual time in seconds >= 0")
+        if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+            raise SimulationConfigError("events", events, "a sequence of RealtimeModelEvent")
         self.events = tuple(events)
         #: True once delivered to the listeners; False if cancelled or dropped.
         self.delivered = False

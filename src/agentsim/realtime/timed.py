@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -117,6 +117,8 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         self._listeners.remove(listener)
 
     async def connect(self, options: RealtimeModelConfig) -> None:
+        if not isinstance(options, Mapping):
+            raise SimulationConfigError("options", options, "the RealtimeModelConfig dict connect() takes")
         await self._connect_latency.sleep(0)
         loop = asyncio.get_running_loop()
         self._delivery = loop.create_task(self._deliver_forever(), name="timed-realtime-delivery")
@@ -141,6 +143,8 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
             await self.model.send_event(event)
 
     async def send_event_if(self, event: RealtimeModelSendEvent, send_if: Callable[[], bool]) -> bool:
+        if not callable(send_if):
+            raise SimulationConfigError("send_if", send_if, "a function () -> bool checked at the commit point")
         if not send_if():
             return False
         await self.send_event(event)

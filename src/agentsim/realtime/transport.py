@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -21,7 +21,7 @@ import anyio.abc
 import numpy.typing as npt
 
 from .._inbox import Inbox
-from .._kernel.core import record_event
+from .._kernel.core import record_event, require_core
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
 from ..timing import Speed
@@ -110,6 +110,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
         ``call_counts``, not recorded or matched — for long sessions that stream
         microphone audio, whose every chunk a scenario does not want to expect.
         """
+        if isinstance(ignore_calls, (str, bytes)) or not isinstance(ignore_calls, Iterable):
+            raise SimulationConfigError("ignore_calls", ignore_calls, "a list of send kinds to count only, e.g. ('audio',)")
         self._ignored = frozenset(normalize_kind(kind) for kind in ignore_calls)
         # (An ignored interrupt still stops the streams it names.)
         self._counted_only = self._ignored - {"interrupt"}
@@ -133,6 +135,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
 
     async def connect(self, options: RealtimeModelConfig) -> None:
         """Record the connect (credential-free) and open the connection."""
+        if not isinstance(options, Mapping):
+            raise SimulationConfigError("options", options, "the RealtimeModelConfig dict connect() takes")
         failure = self._script.take_failure("connect")
         if failure is None and self._status != "disconnected":
             failure = RealtimeScriptError("connect", f"the transport is {self._status}", "close it before connecting again")
@@ -181,6 +185,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
     async def send_event_if(self, event: RealtimeModelSendEvent, send_if: Callable[[], bool]) -> bool:
         """Send only if ``send_if()`` holds at the commit point (checked and
         recorded with no await in between, so the check is atomic)."""
+        if not callable(send_if):
+            raise SimulationConfigError("send_if", send_if, "a function () -> bool checked at the commit point")
         if not send_if():
             record_event("skip", f"send_if false: {kind_of(event)}")
             return False
@@ -303,13 +309,15 @@ class ScriptedRealtimeTransport(RealtimeModel):
     def emit_at(self, when: float, *events: RealtimeModelEvent) -> ScheduledEmit:
         """Deliver ``events`` at virtual time ``when`` (seconds). Returns a handle
         that can be cancelled or awaited. Dropped if the connection is closed then."""
+        require_core("ScriptedRealtimeTransport.emit_at")
         handle = ScheduledEmit(self, when, events)
         self._spawn(handle._run)
         return handle
 
     def emit_after(self, delay: float, *events: RealtimeModelEvent) -> ScheduledEmit:
         """Deliver ``events`` ``delay`` virtual seconds from now (see :meth:`emit_at`)."""
-        return self.emit_at(anyio.current_time() + delay, *events)
+        require_core("ScriptedRealtimeTransport.emit_after")
+        return self.emit_at(anyio.current_time() + non_negative("delay", delay, expected="virtual seconds from now, >= 0"), *events)
 
     def stream_audio(
         self,
@@ -499,6 +507,8 @@ class RealtimeScenarioContext:
     audio, inject failures, disconnect. Every method is the transport's own."""
 
     def __init__(self, transport: ScriptedRealtimeTransport) -> None:
+        if not isinstance(transport, ScriptedRealtimeTransport):
+            raise SimulationConfigError("transport", transport, "the ScriptedRealtimeTransport this context drives")
         self.transport = transport
         self.expect_call = transport.expect_call
         self.next_call = transport.next_call

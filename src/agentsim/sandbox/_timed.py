@@ -47,8 +47,17 @@ def timed_sandbox_session(
 
     default = DelaySource(latency, name="latency", stream="sandbox:latency")
     processes = PtyProcesses()
+    if isinstance(steps, (str, bytes, Mapping)) or not isinstance(steps, Iterable):
+        raise SimulationConfigError("steps", steps, "a list of step dicts, as agents.testing.scripted_sandbox_session takes")
+    steps = list(steps)
+    for index, step in enumerate(steps):
+        if not isinstance(step, Mapping):
+            raise SimulationConfigError(f"steps[{index}]", step, "a step dict ({'method': ..., 'result': ...})")
     converted = [_with_duration(dict(step), index, default, processes) for index, step in enumerate(steps)]
-    return scripted_sandbox_session(converted, manifest=manifest)
+    try:
+        return scripted_sandbox_session(converted, manifest=manifest)
+    except (TypeError, ValueError) as error:  # the SDK's own checks (pydantic's ValidationError is a ValueError)
+        raise SimulationConfigError("steps/manifest", manifest, f"what agents.testing.scripted_sandbox_session accepts ({error})") from error
 
 
 def _with_duration(step: dict[str, Any], index: int, default: DelaySource, processes: PtyProcesses) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 import anyio
 
 from .._kernel.core import task_snapshots
+from .._kernel.errors import SimulationConfigError
+from .._kernel.validation import limit
 from ._script import CallScript
 
 Ctx = TypeVar("Ctx")
@@ -54,6 +56,12 @@ async def run_scenario(
     (for scheduled emits and streams); the scenario side ends only when that
     background work has ended too.
     """
+    for name, function in (("scenario", scenario), ("exercise", exercise), ("attach_background", attach_background)):
+        if not callable(function):
+            raise SimulationConfigError(name, function, "a function (the scenario side takes the context; the exercise side takes nothing)")
+    if not isinstance(script, CallScript):
+        raise SimulationConfigError("script", script, "the CallScript that records and matches the calls")
+    timeout = limit("timeout", timeout)
     failures: list[BaseException] = []
     scenario_finished = False
     sides_running = 2

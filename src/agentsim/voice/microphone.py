@@ -125,6 +125,9 @@ class SimulatedMicrophone:
 
     def speech_ended(self, index: int) -> Milestone:
         """Reached once the ``index``-th speech segment (0-based) has been played."""
+        whole("index", index, expected=f"a speech segment's index, 0 to {len(self._speech_ended) - 1}")
+        if index >= len(self._speech_ended):
+            raise SimulationConfigError("index", index, f"a speech segment's index, 0 to {len(self._speech_ended) - 1}")
         return self._speech_ended[index]
 
     @property

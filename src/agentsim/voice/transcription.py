@@ -32,6 +32,14 @@ class TimedTurn:
     delay: DelaySpec = 0.0
 
 
+def _timed_turn(index: int, turn: object) -> TimedTurn:
+    if isinstance(turn, TimedTurn):
+        return turn
+    if isinstance(turn, tuple) and len(turn) == 2 and isinstance(turn[1], str):
+        return TimedTurn(turn[1], at=turn[0])
+    raise SimulationConfigError(f"turns[{index}]", turn, "a TimedTurn, or a (seconds, text) tuple")
+
+
 class TimedTranscriptionSession(voice_testing().ScriptedTranscriptionSession):  # type: ignore[misc]
     """The SDK's ``ScriptedTranscriptionSession``, with each turn released on time.
 
@@ -55,7 +63,15 @@ class TimedTranscriptionSession(voice_testing().ScriptedTranscriptionSession):  
         audio_input: StreamedAudioInput | None = None,
         close_error: Exception | None = None,
     ) -> None:
-        timed = [turn if isinstance(turn, TimedTurn) else TimedTurn(turn[1], at=turn[0]) for turn in turns]
+        if isinstance(turns, (str, bytes)) or not isinstance(turns, Sequence):
+            raise SimulationConfigError("turns", turns, "a list of TimedTurn, or (seconds, text) tuples")
+        timed = [_timed_turn(index, turn) for index, turn in enumerate(turns)]
+        if ends is not None and not isinstance(ends, Milestone):
+            raise SimulationConfigError("ends", ends, "a Milestone (e.g. mic.finished) the session stays open until, or None")
+        if audio_input is not None and not hasattr(audio_input, "queue"):
+            raise SimulationConfigError("audio_input", audio_input, "the pipeline's StreamedAudioInput, or None")
+        if close_error is not None and not isinstance(close_error, Exception):
+            raise SimulationConfigError("close_error", close_error, "an exception instance the session raises on close, or None")
         for index, turn in enumerate(timed):
             if (turn.at is None) == (turn.after is None):
                 raise SimulationConfigError(f"turns[{index}]", turn, "a turn released either `at` a time or `after` an event")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..._kernel.core import record_event
+from ..._kernel.core import record_event, require_core
 from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
 from ..._kernel.validation import OneSimulation, non_negative, positive
@@ -220,6 +220,7 @@ class SimulatedRealtimeServer:
         non_negative("seconds", seconds, expected="how long the user speaks, in seconds >= 0")
         if at is not None:
             non_negative("at", at, expected="the virtual time the user starts speaking (seconds >= 0), or None for now")
+        require_core("SimulatedRealtimeServer.user_speaks")
         loop = asyncio.get_running_loop()
         start = loop.time() if at is None else at
         self._spawn(self._user_turn(transcript, start, seconds), self._speech_tasks)
@@ -249,6 +250,8 @@ class SimulatedRealtimeServer:
 
     def audio_sent_ms(self, item_id: str) -> float:
         """Milliseconds of audio the server sent for an assistant item."""
+        if not isinstance(item_id, str):
+            raise SimulationConfigError("item_id", item_id, "an assistant item's id (a str)")
         return self._audio_sent_ms.get(item_id, 0.0)
 
     @property
@@ -282,6 +285,7 @@ class SimulatedRealtimeServer:
         self._one_run.check()
         if self._wire is not None and not self._wire.closed:
             raise SimulationConfigError("SimulatedRealtimeServer", "a second open connection", "one connection at a time: close the first (or let the server disconnect) before connecting again")
+        require_core("SimulatedRealtimeServer.connect")
         if not isinstance(url, str) or not (headers is None or isinstance(headers, dict)):
             raise SimulationConfigError("url/headers", (url, headers), "a wss:// URL (str) and a dict of headers, or None for the default credentials")
         request, status, refused = inspect_request(url, {"Authorization": "Bearer simulated"} if headers is None else headers)

@@ -73,7 +73,7 @@ def _every_exported_timeline_is_well_formed(monkeypatch: pytest.MonkeyPatch) -> 
 
     def checked(events: object) -> list[dict[str, object]]:
         records = convert(events)  # type: ignore[arg-type]
-        check_trace_events(records)  # type: ignore[arg-type]
-        return records  # type: ignore[return-value]
+        check_trace_events(records)
+        return records
 
     monkeypatch.setattr(timeline, "to_trace_events", checked)

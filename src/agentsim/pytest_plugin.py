@@ -409,8 +409,8 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
             raise result.exception
         if result.exception is not None:
             repro = f"pytest {base} --agentsim-schedule={schedule.encode()}"
-            report = format_replay(schedule, result.exception, result.trace, repro, verbose=config.getoption("agentsim_verbose"))
-            raise AgentsimFailure(report) from result.exception
+            text = format_replay(schedule, result.exception, result.trace, repro, verbose=config.getoption("agentsim_verbose"))
+            raise AgentsimFailure(text) from result.exception
         return
 
     runs_option = config.getoption("agentsim_runs")

@@ -219,3 +219,270 @@ def test_voice_doubles(a: Any, b: Any, c: Any) -> None:
 @given(settings_=st.dictionaries(st.sampled_from(["runs", "seed", "strategy", "backend", "pct_depth", "wall_timeout", "max_virtual_time", "database", "allow_escapes", "bogus"]), JUNK, max_size=4))
 def test_explore_options_from_a_mapping(settings_: dict[str, Any]) -> None:
     _typed_or_fine(lambda: agentsim.ExploreOptions.from_mapping(settings_, where="[tool.agentsim]"))
+
+
+# -- every public callable, constructor and method: junk in every parameter --------------------------
+#
+# The whole public surface is enumerated from each public package's __all__
+# (so a new name is fuzzed without being listed here), and every parameter
+# of each gets junk. Coroutine functions run inside a simulation. What may
+# come out: a value, or an AgentsimError; for the few methods that are the
+# SDK's own interfaces, the SDK's own typed errors (listed below, each with
+# why). Anything else is an untyped crash and fails with its example.
+
+import importlib
+import inspect
+import os
+import pkgutil
+
+SURFACE_JUNK = st.one_of(
+    JUNK,
+    st.sampled_from([1e300, 10**30, b"\x00\x01", "", "0:fifo"]),
+    st.builds(object),
+    st.just(lambda: None),
+)
+SURFACE_SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+#: Abstract bases and protocols: subclassed, never instantiated (Python's own TypeError).
+ABSTRACT = {"agentsim.SchedulingPolicy", "agentsim.timing.Delay", "agentsim.scenario.RecordedCall"}
+
+
+def _public_packages() -> list[str]:
+    names = ["agentsim", *(f"agentsim.{module.name}" for module in pkgutil.iter_modules(agentsim.__path__) if not module.name.startswith("_"))]
+    return [*names, "agentsim.realtime.server", "agentsim.contrib.openai_agents"]
+
+
+def _public_callables() -> dict[str, Any]:
+    found: dict[int, tuple[str, Any]] = {}
+    for package in _public_packages():
+        try:
+            module = importlib.import_module(package)
+        except ImportError:  # SdkVersionError on older releases (tested in tests/kernel/test_validation.py)
+            continue
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if callable(value) and not (isinstance(value, type) and issubclass(value, BaseException)):
+                found.setdefault(id(value), (f"{package}.{name}", value))
+    return dict(found.values())
+
+
+PUBLIC = _public_callables()
+
+
+def _parameters(function: Any, skip_first: bool = False) -> list[inspect.Parameter]:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p for p in parameters[1 if skip_first else 0 :] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _arguments(parameters: list[inspect.Parameter]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {p.name: SURFACE_JUNK for p in parameters if p.default is p.empty},
+        optional={p.name: SURFACE_JUNK for p in parameters if p.default is not p.empty},
+    )
+
+
+def _call(function: Any, parameters: list[inspect.Parameter], drawn: dict[str, Any]) -> Any:
+    args = [drawn[p.name] for p in parameters if p.kind == p.POSITIONAL_ONLY and p.name in drawn]
+    kwargs = {p.name: drawn[p.name] for p in parameters if p.kind != p.POSITIONAL_ONLY and p.name in drawn}
+    if inspect.iscoroutinefunction(function):
+        async def inside() -> Any:
+            return await function(*args, **kwargs)
+
+        return agentsim.run(inside, wall_timeout=10)
+    result = function(*args, **kwargs)
+    if inspect.iscoroutine(result):
+        result.close()
+    return result
+
+
+def _untyped(error: BaseException, allowed: tuple[type[BaseException], ...] = ()) -> bool:
+    return not isinstance(error, (AgentsimError, *allowed))
+
+
+def test_the_surface_is_enumerated_whole() -> None:
+    # A broken enumeration would fuzz nothing and pass: the surface is large.
+    assert len(PUBLIC) >= 90, sorted(PUBLIC)
+    for name in ("agentsim.run", "agentsim.explore", "agentsim.realtime.server.SimulatedRealtimeServer", "agentsim.timing.sleep_between"):
+        assert name in PUBLIC
+    for name in ABSTRACT:
+        target = PUBLIC[name]
+        assert inspect.isabstract(target) or getattr(target, "_is_protocol", False), name
+
+
+@pytest.mark.parametrize("name", sorted(set(PUBLIC) - ABSTRACT))
+def test_every_public_callable_refuses_junk_with_a_typed_error(name: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # junk paths (timeline files, databases) land here
+    function = PUBLIC[name]
+    parameters = _parameters(function)
+
+    @SURFACE_SETTINGS
+    @given(_arguments(parameters))
+    def fuzz(drawn: dict[str, Any]) -> None:
+        with _no_warning_check():
+            try:
+                _call(function, parameters, drawn)
+            except BaseException as error:  # noqa: BLE001 - judged below
+                if isinstance(error, KeyboardInterrupt) or not _untyped(error):
+                    return
+                raise AssertionError(f"{name}({drawn!r}) raised untyped {type(error).__name__}: {error}") from error
+
+    fuzz()
+
+
+def _instances() -> dict[str, Callable[[], Any]]:
+    """A valid instance of each public class with methods, made anew per call."""
+    from agentsim import timing
+    from agentsim.audio import SimulatedPlayer
+    from agentsim.explore import FailureDatabase
+    from agentsim.link import OrderedLink
+    from agentsim.models import TimedModel
+    from agentsim.realtime import ScriptedRealtimeTransport
+    from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer
+
+    made: dict[str, Callable[[], Any]] = {
+        "SimulatedRealtimeServer": lambda: SimulatedRealtimeServer([Reply("hi", 1.0), CallTool("lookup", {})]),
+        "ScriptedRealtimeTransport": ScriptedRealtimeTransport,
+        "FailureDatabase": lambda: FailureDatabase("db"),
+        "SimulatedPlayer": SimulatedPlayer,
+        "DelaySource": lambda: timing.DelaySource(timing.uniform(0.1, 0.2), name="latency", stream="fuzz"),
+        "Pacer": lambda: timing.Pacer(0.02, 1.0, name="pace"),
+        "OrderedLink": lambda: OrderedLink(timing.DelaySource(0.1, name="latency", stream="fuzz")),
+        "TimedModel": lambda: TimedModel(_model()),
+        "Trace": lambda: agentsim.simulate(_sleeps).trace,
+        "SimulationView": agentsim.SimulationView,
+        "Schedule": lambda: agentsim.Schedule(3, "random"),
+    }
+    from tests.conftest import SDK_HAS_TESTING
+
+    if SDK_HAS_TESTING:
+        from agents.realtime.testing import ScriptedRealtimeModel
+
+        from agentsim.realtime import TimedRealtimeModel
+        from agentsim.voice import SimulatedMicrophone, silence, speech
+
+        made["SimulatedMicrophone"] = lambda: SimulatedMicrophone([speech(1.0, "hi"), silence(0.5)])
+        made["TimedRealtimeModel"] = lambda: TimedRealtimeModel(ScriptedRealtimeModel([]))
+    return made
+
+
+def _sdk_interface_errors() -> dict[str, tuple[type[BaseException], ...]]:
+    """Methods that are the SDK's interfaces, and the typed errors they pass on."""
+    import websockets.exceptions
+
+    allowed: dict[str, tuple[type[BaseException], ...]] = {
+        # The simulated endpoint refuses a bad handshake as a real one does:
+        # the adapter sees websockets' own InvalidStatus / InvalidURI.
+        "SimulatedRealtimeServer.connect": (websockets.exceptions.InvalidHandshake, websockets.exceptions.InvalidURI),
+    }
+    try:
+        from agents.realtime.testing import RealtimeScriptError, UnexpectedRealtimeSend
+
+        # The wrapper passes the wrapped SDK double's own typed errors through.
+        allowed["TimedRealtimeModel.send_event"] = (RealtimeScriptError, UnexpectedRealtimeSend)
+    except ImportError:
+        pass
+    return allowed
+
+
+#: The SDK calls these with its own arguments (Model.get_response...), and
+#: the kernel calls Trace's recorder on its hot path: not program input.
+NOT_PROGRAM_INPUT = {"TimedModel.get_response", "TimedModel.stream_response", "Trace.record", "Trace.record_choice", "Trace.record_window_choice"}
+
+
+def _methods() -> list[str]:
+    names = []
+    for owner, make in _instances().items():
+        for method, _ in inspect.getmembers(type(make()), predicate=callable):
+            qualified = f"{owner}.{method}"
+            if not method.startswith("_") and qualified not in NOT_PROGRAM_INPUT:
+                names.append(qualified)
+    return sorted(names)
+
+
+@pytest.mark.parametrize("qualified", _methods())
+def test_every_public_method_refuses_junk_with_a_typed_error(qualified: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    owner, method = qualified.split(".")
+    make = _instances()[owner]
+    function = getattr(type(make()), method)
+    is_class_method = isinstance(inspect.getattr_static(type(make()), method), classmethod)
+    parameters = _parameters(function, skip_first=not is_class_method and not isinstance(inspect.getattr_static(type(make()), method), staticmethod))
+    allowed = _sdk_interface_errors().get(qualified, ())
+
+    @SURFACE_SETTINGS
+    @given(_arguments(parameters))
+    def fuzz(drawn: dict[str, Any]) -> None:
+        args = [drawn[p.name] for p in parameters if p.kind == p.POSITIONAL_ONLY and p.name in drawn]
+        kwargs = {p.name: drawn[p.name] for p in parameters if p.kind != p.POSITIONAL_ONLY and p.name in drawn}
+
+        async def inside() -> None:
+            result = getattr(make(), method)(*args, **kwargs)
+            if inspect.isawaitable(result):
+                await asyncio.wait_for(result, 5)  # type: ignore[arg-type]
+
+        def outside() -> None:
+            result = getattr(make(), method)(*args, **kwargs)
+            if inspect.iscoroutine(result):
+                result.close()
+
+        for where, attempt in (("inside a simulation", lambda: agentsim.run(inside, wall_timeout=10)), ("outside", outside)):
+            with _no_warning_check():
+                try:
+                    attempt()
+                except (asyncio.TimeoutError, TimeoutError):
+                    pass  # a wait that junk made long: not a crash
+                except BaseException as error:  # noqa: BLE001 - judged below
+                    if isinstance(error, KeyboardInterrupt) or not _untyped(error, allowed):
+                        continue
+                    raise AssertionError(f"{qualified}({drawn!r}) {where} raised untyped {type(error).__name__}: {error}") from error
+
+    fuzz()
+
+
+@SURFACE_SETTINGS
+@given(argv=st.lists(st.one_of(st.sampled_from(["explore", "replay", "timeline", "--runs", "--seed", "--strategy", "--backend", "--schedule", "--db",
+                                                "--export", "--workers", "--wall-timeout", "--max-virtual-time", "--profile", "--allow-escape",
+                                                "--last", "--kinds", "target.py::main", "target.py", "nope.py::x", "-1", "0", "nan", "1e300", "pct/0/3",
+                                                "1:pct", "trace.json", "none", "--version"]), st.text(max_size=6)), max_size=6))
+def test_the_command_line_never_prints_a_traceback(argv: list[str], tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentsim.cli import main
+
+    folder = tmp_path_factory.mktemp("cli")
+    (folder / "target.py").write_text("import asyncio\n\nasync def main():\n    await asyncio.sleep(1)\n")
+    (folder / "trace.json").write_text("{not json")
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        with _no_warning_check():
+            code = main(argv)
+    except SystemExit as exit:  # --help / --version print and exit as argparse does
+        code = exit.code if isinstance(exit.code, int) else 2
+    finally:
+        os.chdir(cwd)
+    captured = capsys.readouterr()
+    assert code in (0, 1, 2), (argv, code)
+    assert "Traceback" not in captured.err + captured.out, (argv, captured.err[-800:])
+
+
+def test_the_command_line_as_a_subprocess_exits_2_on_junk(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "target.py").write_text("import asyncio\n\nasync def main():\n    await asyncio.sleep(1)\n")
+    (tmp_path / "broken.py").write_text("async def main(:\n")
+    (tmp_path / "junk.json").write_bytes(b"\x00\xff")
+    for argv in (
+        ["explore", "target.py::main", "--runs", "nan"],
+        ["explore", "target.py::main", "--strategy", "1:pct"],
+        ["replay", "target.py::main", "--schedule", "1:fifo+0=1,0=2"],
+        ["explore", "broken.py::main"],
+        ["timeline", "junk.json"],
+        ["replay", "target.py::main", "--schedule", "0:fifo", "--wall-timeout", "1e300"],
+        ["bogus-command"],
+    ):
+        finished = subprocess.run([sys.executable, "-m", "agentsim.cli", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert finished.returncode == 2, (argv, finished.returncode, finished.stderr[-500:])
+        assert "Traceback" not in finished.stderr, (argv, finished.stderr[-800:])

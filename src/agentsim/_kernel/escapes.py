@@ -18,7 +18,7 @@ is set, the queue has an item, the lock is free) runs as usual.
 
 from __future__ import annotations
 
-import _posixsubprocess  # type: ignore[import-not-found]
+import _posixsubprocess
 import _socket
 import _thread
 import multiprocessing.process

@@ -18,6 +18,7 @@ that the JS SDK's ``runScenario`` leaves to the test author:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -29,6 +30,14 @@ from .._kernel.validation import limit
 from ._script import CallScript
 
 Ctx = TypeVar("Ctx")
+
+
+def _awaitable(name: str, function: object, result: object) -> Awaitable[Any]:
+    """What a side returned, which must be awaited: a side given as a plain
+    function is a usage error naming it, not a TypeError from ``await``."""
+    if not inspect.isawaitable(result):
+        raise SimulationConfigError(name, function, f"an async function; calling it returned {type(result).__name__}, not an awaitable")
+    return result
 
 
 def _first_real_error(exc: BaseException) -> BaseException:
@@ -82,7 +91,7 @@ async def run_scenario(
         try:
             async with anyio.create_task_group() as background:
                 attach_background(background)
-                await scenario(context)
+                await _awaitable("scenario", scenario, scenario(context))
         except Exception as exc:  # noqa: BLE001 - re-raised by run_scenario
             fail(exc, group)
         except BaseExceptionGroup as exc:
@@ -98,7 +107,7 @@ async def run_scenario(
 
     async def exercise_side(group: anyio.abc.TaskGroup) -> None:
         try:
-            await exercise()
+            await _awaitable("exercise", exercise, exercise())
             # Let the scenario finish what it is doing; a scenario that waits
             # for a call nobody made can never finish.
             while not scenario_finished:

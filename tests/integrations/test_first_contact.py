@@ -3,9 +3,11 @@ failure output, expected failures, leaked tasks (issue: first contact)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy  # noqa: F401 - loaded before pytester's in-process runs snapshot sys.modules
 import pytest
@@ -192,3 +194,82 @@ def test_a_leaked_task_fails_under_error_leftover_warnings(pytester: pytest.Pyte
     strict = pytester.runpytest("--agentsim-db=none", "-W", "error::agentsim.LeftoverTasksWarning")
     strict.assert_outcomes(failed=1)
     assert "LeftoverTasksWarning" in strict.stdout.str() and "test_leaks" in strict.stdout.str()
+
+
+USER_PROJECT_PYPROJECT = """
+[tool.pytest.ini_options]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+addopts = "-p no:cacheprovider -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies"
+
+[tool.agentsim]
+runs = 30
+
+[tool.agentsim.profiles.ci]
+runs = 60
+"""
+
+USER_PROJECT_APP = '''
+import asyncio
+from agentsim.timing import sleep_between
+
+
+async def answer_or_apologise(latency):
+    """The app: a reply against a 200 ms deadline the app arms itself."""
+    said = []
+
+    async def reply():
+        await sleep_between(0.05, latency)
+        said.append("answer")
+
+    async def deadline():
+        await asyncio.sleep(0.2)
+        said.append("sorry, one moment")
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(reply())
+        group.create_task(deadline())
+    return said
+'''
+
+USER_PROJECT_TEST = '''
+import pytest
+
+from app import answer_or_apologise
+
+
+@pytest.mark.agentsim
+@pytest.mark.parametrize("latency", [0.15, 0.3])
+async def test_the_answer_comes_first(latency):
+    said = await answer_or_apologise(latency)
+    assert said[0] == "answer"
+
+
+async def test_plain_pytest_asyncio_tests_still_run():
+    assert (await answer_or_apologise(0.1))[0] == "answer"
+'''
+
+
+@pytest.mark.slow
+def test_a_user_style_project_finds_reports_and_replays_a_planted_race(tmp_path: Path) -> None:
+    """pytest-asyncio in auto mode, a profile, parametrize, xdist: the race is
+    found for the racy parameter only, reported once with the user's line
+    first and no agentsim source, and its replay line (with the parameter id)
+    fails again in a fresh process."""
+    (tmp_path / "pyproject.toml").write_text(USER_PROJECT_PYPROJECT)
+    (tmp_path / "app.py").write_text(USER_PROJECT_APP)
+    (tmp_path / "test_app.py").write_text(USER_PROJECT_TEST)
+    environment = {**os.environ, "AGENTSIM_PROFILE": "ci"}
+    swept = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment)
+    output = swept.stdout
+    assert "1 failed, 2 passed" in output, output[-3000:]
+    assert output.count("AgentsimFailure:") == 1 and "test_the_answer_comes_first[0.3]" in output
+    assert "pytest_plugin.py" not in output and "_kernel" not in output and "site-packages/agentsim" not in output
+    assert output.index('>       assert said[0] == "answer"') < output.index("AgentsimFailure:")
+    command = re.search(r'replay: pytest "(test_app.py::test_the_answer_comes_first\[0.3\])" --agentsim-schedule=(\S+)', output)
+    assert command is not None, output[-3000:]
+    replayed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", command.group(1), f"--agentsim-schedule={command.group(2)}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment,
+    )
+    assert "1 failed" in replayed.stdout and "[0.15]" not in replayed.stdout, replayed.stdout[-2000:]

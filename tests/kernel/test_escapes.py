@@ -128,6 +128,8 @@ ESCAPES: list[tuple[str, str, Callable[[], Any]]] = [
     ("subprocess", "multiprocessing.Process.start() of 'ForkServerProcess", lambda: _process("forkserver")),
     ("subprocess", "multiprocessing.Process.start() of 'ForkProcess", lambda: _process("fork")),
     ("subprocess", "_posixsubprocess.fork_exec", _spawnv_passfds),
+    ("block", "signal.pause", lambda: _signal_call("pause")),
+    ("block", "signal.sigtimedwait", lambda: _signal_call("sigtimedwait", {signal.SIGUSR2}, 1.0)),
     ("signal", "signal.alarm(0)", lambda: _signal_call("alarm", 0)),
     ("signal", "signal.signal(<Signals.SIGALRM", lambda: _signal_call("signal", signal.SIGALRM, signal.SIG_IGN)),
     ("signal", "signal.setitimer(0, 0)", lambda: _signal_call("setitimer", 0, 0)),

@@ -307,6 +307,10 @@ def _alarm_patches(patches: PatchSet) -> None:
     patches.add(signal, "signal", _alarm_guard("signal.signal", signal.signal, lambda signum, *a, **k: signum == signal.SIGALRM))
     patches.add(signal, "setitimer", _alarm_guard("signal.setitimer", signal.setitimer, lambda which, *a, **k: which == signal.ITIMER_REAL))
     patches.add(signal, "pthread_sigmask", _alarm_guard("signal.pthread_sigmask", signal.pthread_sigmask, _masks_alarm))
+    # Waiting for a signal blocks the only thread until one arrives, in wall time.
+    for name in ("pause", "sigwait", "sigwaitinfo", "sigtimedwait"):
+        if hasattr(signal, name):
+            patches.add(signal, name, _guard("block", lambda *a, _n=name, **k: f"signal.{_n}{a!r}", getattr(signal, name)))
 
 
 class _GuardedRawSocket(_socket.socket):

@@ -260,10 +260,14 @@ class TimedModel(Wrapping, Model):
         advise = getattr(request.error, RETRY_ADVICE_ATTRIBUTE, None)
         if advise is not None:
             return advise(request.attempt, request)
-        return self.model.get_retry_advice(request)
+        # Releases before retry advice (0.2) have no such method on Model.
+        wrapped = getattr(self.model, "get_retry_advice", None)
+        return wrapped(request) if wrapped is not None else None
 
     async def close(self) -> None:
-        await self.model.close()
+        close = getattr(self.model, "close", None)  # Model.close is newer than 0.2
+        if close is not None:
+            await close()
 
     async def _cleanup_on_run_end(self, owner: object) -> None:
         await self.model._cleanup_on_run_end(owner)

@@ -309,12 +309,7 @@ class DelaySource:
     def call_later(self, index: int, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
         """``loop.call_later`` with the duration of event ``index`` (asyncio
         only): a windowed timer for a distribution, as :meth:`sleep`."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise NotInSimulationError("DelaySource.call_later") from None
-        if not callable(callback):
-            raise SimulationConfigError("callback", callback, "a function to call after the delay")
+        loop = _timer_loop("DelaySource.call_later", callback)
         window = self.delay.window(index)
         core = current_core()
         if window is None or core is None or not core.policy.windows or not hasattr(loop, "call_window"):
@@ -340,17 +335,23 @@ def _windows_explored() -> bool:
     return core is not None and core.policy.windows
 
 
+def _timer_loop(api: str, callback: object) -> asyncio.AbstractEventLoop:
+    """The running loop a timer of ``api`` goes on, and its callback, checked."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise NotInSimulationError(api) from None
+    if not callable(callback):
+        raise SimulationConfigError("callback", callback, "a function to call when the timer fires")
+    return loop
+
+
 def call_window(earliest: float, nominal: float, latest: float, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
     """Call ``callback(*args)`` between ``earliest`` and ``latest`` seconds from
     now, on a windowed timer of the running simulation's asyncio loop (see
     :func:`sleep_between`); outside a simulation, at ``nominal`` on the running
     loop. With no loop running: :class:`~agentsim.NotInSimulationError`."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        raise NotInSimulationError("agentsim.timing.call_window") from None
-    if not callable(callback):
-        raise SimulationConfigError("callback", callback, "a function to call when the window fires")
+    loop = _timer_loop("agentsim.timing.call_window", callback)
     for name, value in (("earliest", earliest), ("nominal", nominal), ("latest", latest)):
         non_negative(name, value, expected="seconds from now >= 0")
     return _call_window_on(loop, current_core(), earliest, nominal, latest, callback, *args)

@@ -15,20 +15,37 @@ import pytest
 pytest_plugins = ["pytester"]
 
 
-@pytest.fixture(autouse=True)
-def _inner_pytest_config(pytester: pytest.Pytester) -> None:
-    pytester.makeini(
-        "[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n"
-        "asyncio_default_fixture_loop_scope = function\n"
-    )
+from .pytester_setup import _inner_pytest_config  # noqa: F401 - an autouse fixture
 
 
-# A reply against a timeout: the reply's latency window reaches past the
-# timeout for the 0.3 parameter only.
-PARAMETRIZED = '''
+# The app under test: a reply against a 200 ms deadline the app arms itself.
+# The reply's latency window reaches past the deadline for latency 0.3 only.
+APP = '''
 import asyncio
-import pytest
 from agentsim.timing import sleep_between
+
+
+async def answer_or_apologise(latency):
+    said = []
+
+    async def reply():
+        await sleep_between(0.05, latency)
+        said.append("answer")
+
+    async def deadline():
+        await asyncio.sleep(0.2)
+        said.append("sorry, one moment")
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(reply())
+        group.create_task(deadline())
+    return said
+'''
+
+PARAMETRIZED = '''
+import pytest
+
+from app import answer_or_apologise
 
 
 @pytest.fixture
@@ -39,20 +56,8 @@ def shared_log():
 @pytest.mark.agentsim(runs=40)
 @pytest.mark.parametrize("latency", [0.15, 0.3])
 async def test_reply_beats_timeout(latency):
-    events = []
-
-    async def reply():
-        await sleep_between(0.05, latency)
-        events.append("reply")
-
-    async def timeout():
-        await asyncio.sleep(0.2)
-        events.append("timeout")
-
-    async with asyncio.TaskGroup() as group:
-        group.create_task(reply())
-        group.create_task(timeout())
-    assert events[0] == "reply"
+    said = await answer_or_apologise(latency)
+    assert said[0] == "answer"
 
 
 @pytest.mark.agentsim(runs=5)
@@ -63,7 +68,7 @@ async def test_real_fixture_still_checked(n, shared_log):
 
 
 def test_parametrized_tests_sweep_per_parameter_and_the_health_check_stays_on(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_params=PARAMETRIZED)
+    pytester.makepyfile(app=APP, test_params=PARAMETRIZED)
     result = pytester.runpytest("-p", "no:cacheprovider", "--agentsim-db=none")
     output = result.stdout.str()
     # The 0.15 parameter cannot lose the race, the 0.3 one can: each swept on its own.
@@ -75,7 +80,7 @@ def test_parametrized_tests_sweep_per_parameter_and_the_health_check_stays_on(py
 
 
 def test_the_replay_line_keeps_the_parameter_id_and_replays_in_a_fresh_process(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_params=PARAMETRIZED)
+    pytester.makepyfile(app=APP, test_params=PARAMETRIZED)
     output = pytester.runpytest("--agentsim-db=none", "-k", "reply").stdout.str()
     command = re.search(r'replay: pytest "(test_params.py::test_reply_beats_timeout\[0.3\])" --agentsim-schedule=(\S+)', output)
     assert command is not None, output
@@ -90,10 +95,10 @@ def test_the_replay_line_keeps_the_parameter_id_and_replays_in_a_fresh_process(p
 
 
 def test_failure_output_shows_the_users_line_first_and_no_plugin_source(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_params=PARAMETRIZED)
+    pytester.makepyfile(app=APP, test_params=PARAMETRIZED)
     output = pytester.runpytest("--agentsim-db=none", "-k", "reply").stdout.str()
     assert "pytest_plugin.py" not in output and "_run_marked_test" not in output and "def run_under_agentsim" not in output
-    user_line = output.index(">       assert events[0] == \"reply\"")
+    user_line = output.index(">       assert said[0] == \"answer\"")
     report = output.index("AgentsimFailure:")
     assert user_line < report
     # The plugin's own source is not printed: the failure section is short.
@@ -102,12 +107,12 @@ def test_failure_output_shows_the_users_line_first_and_no_plugin_source(pytester
 
 
 def test_a_replayed_failure_prints_the_focused_report(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_params=PARAMETRIZED)
+    pytester.makepyfile(app=APP, test_params=PARAMETRIZED)
     output = pytester.runpytest("--agentsim-db=none", "-k", "reply").stdout.str()
     schedule = re.search(r"--agentsim-schedule=(\S+)", output).group(1)  # type: ignore[union-attr]
     replayed = pytester.runpytest("test_params.py::test_reply_beats_timeout[0.3]", f"--agentsim-schedule={schedule}").stdout.str()
     # The deviation that decides the race is shown ('>>'), with the failure and the replay line.
-    assert re.search(r">>.*choice.*timeout", replayed), replayed
+    assert re.search(r">>.*choice.*deadline", replayed), replayed
     assert "!!" in replayed and f"--agentsim-schedule={schedule}" in replayed
     assert "spawn   main" in replayed
 
@@ -132,31 +137,19 @@ def test_a_failure_in_stock_order_is_called_not_a_scheduling_race(pytester: pyte
 
 
 RACY = '''
-import asyncio
 import pytest
-from agentsim.timing import sleep_between
 
-async def race():
-    events = []
-    async def reply():
-        await sleep_between(0.05, 0.3)
-        events.append("reply")
-    async def timeout():
-        await asyncio.sleep(0.2)
-        events.append("timeout")
-    async with asyncio.TaskGroup() as group:
-        group.create_task(reply())
-        group.create_task(timeout())
-    assert events[0] == "reply"
+from app import answer_or_apologise
+
 
 @pytest.mark.agentsim(runs=40)
 async def test_racy():
-    await race()
+    assert (await answer_or_apologise(0.3))[0] == "answer"
 '''
 
 
 def test_a_failure_replayed_from_the_database_says_so(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_racy=RACY)
+    pytester.makepyfile(app=APP, test_racy=RACY)
     pytester.runpytest().assert_outcomes(failed=1)
     output = pytester.runpytest().stdout.str()
     assert "0 run(s)" in output
@@ -164,12 +157,12 @@ def test_a_failure_replayed_from_the_database_says_so(pytester: pytest.Pytester)
 
 
 def test_an_xfail_test_saves_nothing_in_the_database(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_racy=RACY.replace("@pytest.mark.agentsim(runs=40)", "@pytest.mark.xfail(reason='known race')\n@pytest.mark.agentsim(runs=40)"))
+    pytester.makepyfile(app=APP, test_racy=RACY.replace("@pytest.mark.agentsim(runs=40)", "@pytest.mark.xfail(reason='known race')\n@pytest.mark.agentsim(runs=40)"))
     pytester.runpytest().assert_outcomes(xfailed=1)
     saved = [path for path in (pytester.path / ".agentsim").rglob("*") if path.is_file()] if (pytester.path / ".agentsim").exists() else []
     assert saved == []
     # Without the mark the same failure is kept (the check above can fail).
-    pytester.makepyfile(test_racy=RACY)
+    pytester.makepyfile(app=APP, test_racy=RACY)
     pytester.runpytest().assert_outcomes(failed=1)
     assert any(path.is_file() for path in (pytester.path / ".agentsim").rglob("*"))
 
@@ -209,29 +202,6 @@ runs = 30
 runs = 60
 """
 
-USER_PROJECT_APP = '''
-import asyncio
-from agentsim.timing import sleep_between
-
-
-async def answer_or_apologise(latency):
-    """The app: a reply against a 200 ms deadline the app arms itself."""
-    said = []
-
-    async def reply():
-        await sleep_between(0.05, latency)
-        said.append("answer")
-
-    async def deadline():
-        await asyncio.sleep(0.2)
-        said.append("sorry, one moment")
-
-    async with asyncio.TaskGroup() as group:
-        group.create_task(reply())
-        group.create_task(deadline())
-    return said
-'''
-
 USER_PROJECT_TEST = '''
 import pytest
 
@@ -257,7 +227,7 @@ def test_a_user_style_project_finds_reports_and_replays_a_planted_race(tmp_path:
     first and no agentsim source, and its replay line (with the parameter id)
     fails again in a fresh process."""
     (tmp_path / "pyproject.toml").write_text(USER_PROJECT_PYPROJECT)
-    (tmp_path / "app.py").write_text(USER_PROJECT_APP)
+    (tmp_path / "app.py").write_text(APP)
     (tmp_path / "test_app.py").write_text(USER_PROJECT_TEST)
     environment = {**os.environ, "AGENTSIM_PROFILE": "ci"}
     swept = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment)

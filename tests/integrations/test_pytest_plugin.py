@@ -10,14 +10,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 
-@pytest.fixture(autouse=True)
-def _inner_pytest_config(pytester: pytest.Pytester) -> None:
-    # The inner pytest runs in a temp dir without this project's settings;
-    # looptime's plugin (benchmark extra) needs pytest-asyncio, so keep it out.
-    pytester.makeini(
-        "[pytest]\naddopts = -p no:looptime_plugin -p no:looptime_chronometers -p no:looptime_timeproxies\n"
-        "asyncio_default_fixture_loop_scope = function\n"
-    )
+from .pytester_setup import _inner_pytest_config  # noqa: F401 - an autouse fixture
 
 RACE = '''
 import asyncio

@@ -104,6 +104,7 @@ ESCAPES: list[tuple[str, str, Callable[[], Any]]] = [
     ("socket", "_socket.socket()", _raw_socket_connect),
     ("socket", "socket.getaddrinfo", lambda: socket.getaddrinfo("example.com", 443)),
     ("socket", "socket.create_connection", lambda: socket.create_connection(("127.0.0.1", 9))),
+    ("socket", "asyncio.new_event_loop()", lambda: asyncio.new_event_loop()),
     ("thread", "threading.Thread.start()", lambda: threading.Thread(target=print).start()),
     ("thread", "_thread.start_new_thread()", lambda: _thread.start_new_thread(print, ())),
     ("subprocess", "subprocess.Popen", lambda: subprocess.run(["true"])),

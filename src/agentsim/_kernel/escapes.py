@@ -21,6 +21,7 @@ from __future__ import annotations
 import _posixsubprocess
 import _socket
 import _thread
+import asyncio
 import multiprocessing.process
 import os
 import select
@@ -355,6 +356,11 @@ def _build() -> PatchSet:
     for name in _PROCESS_CALLS:
         if hasattr(os, name):
             patches.add(os, name, _guard("subprocess", lambda *a, _n=name, **k: f"os.{_n}{a[:1]!r}", getattr(os, name)))
+    # A real event loop made inside a simulation (asyncio.new_event_loop(), or
+    # get_event_loop() with none running, as asyncio code on the trio backend
+    # does): its self-pipe is a socket pair. Refused before it is half made.
+    policy = asyncio.events.BaseDefaultEventLoopPolicy
+    patches.add(policy, "new_event_loop", _guard("socket", lambda *a, **k: "asyncio.new_event_loop() (a real event loop: its self-pipe is a socket pair)", policy.new_event_loop))
     patches.add(time, "sleep", _sleep_guard(time.sleep))
     patches.add(threading.Condition, "wait", _condition_wait_guard(threading.Condition.wait))
     patches.add(threading, "Lock", _CheckedLock)

@@ -83,6 +83,8 @@ def explain(core: SimulationCore, error: BaseException) -> BaseException | None:
                 "agentsim.models.TimedModel(ScriptedModel([...]), latency=...) to give it timing.",
             )
     if core.backend == "trio":
+        if isinstance(error, SimulationEscapeError) and "new_event_loop" in error.api and _under(error.stack, (_AGENTS,)):
+            return SdkBackendError()  # the SDK asked asyncio for a loop, and trio runs none
         for leaf in _leaves(error):
             if isinstance(leaf, RuntimeError) and "no running event loop" in str(leaf) and _AGENTS in "".join(_traceback_files(leaf)):
                 return SdkBackendError()

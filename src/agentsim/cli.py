@@ -162,7 +162,7 @@ def _explore(options: argparse.Namespace) -> int:
         task = bar.add_task("exploring", total=settings.runs)
         report = explore(
             function,
-            **settings.replace(database=database).explore_kwargs(),
+            options=settings.replace(database=database),
             key=spec,
             repro=lambda schedule: f"agentsim replay {spec} --schedule {schedule.encode()}",
             progress=lambda done, total: bar.update(task, completed=done),
@@ -203,16 +203,7 @@ def _replay(options: argparse.Namespace) -> int:
     function, spec = load_target(options.target)
     settings = _settings(options)
     strategy = settings.strategy if isinstance(settings.strategy, str) else "random"
-    result = replay(
-        function,
-        seed=settings.seed,
-        strategy=strategy,
-        schedule=options.schedule,
-        backend=settings.backend,
-        max_virtual_time=settings.max_virtual_time,
-        wall_timeout=settings.wall_timeout,
-        allow_escapes=settings.allow_escapes,
-    )
+    result = replay(function, seed=settings.seed, strategy=strategy, schedule=options.schedule, options=settings)
     print(timeline.render(result.trace, last=options.last))
     if options.export:
         try:

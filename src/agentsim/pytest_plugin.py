@@ -397,14 +397,7 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
 
     if pinned or seed_option is not None:
         schedule = Schedule.decode(pinned) if pinned else Schedule(seed_option, strategy if isinstance(strategy, str) else "random")
-        result = replay(
-            test_body,
-            schedule=schedule,
-            backend=backend,
-            max_virtual_time=settings.max_virtual_time,
-            wall_timeout=settings.wall_timeout,
-            allow_escapes=settings.allow_escapes,
-        )
+        result = replay(test_body, schedule=schedule, options=settings)
         if isinstance(result.exception, _NOT_FAILURES):
             raise result.exception
         if result.exception is not None:
@@ -428,24 +421,19 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
     if _expects_failure(item):
         database = None  # an expected failure is no regression to replay first
     started = time.perf_counter()  # the plugin's own wall clock, outside any simulation
-    report = explore(
-        test_body,
+    sweep = settings.replace(
         runs=runs,
         strategy=strategy,
-        seed=seed,
-        backend=backend,
-        stop_on_first=settings.stop_on_first,
-        shrink_failures=settings.shrink_failures,
-        pct_depth=settings.pct_depth,
         check_determinism=config.getoption("agentsim_check_determinism") or settings.check_determinism,
         database=None if database is None or str(database).lower() == "none" else database,
+    )
+    report = explore(
+        test_body,
+        options=sweep,
         key=database_key(item.nodeid),
         seeds=seeds,
         repro=lambda schedule: f"pytest {base} --agentsim-schedule={schedule.encode()}",
         passthrough=_NOT_FAILURES,
-        max_virtual_time=settings.max_virtual_time,
-        wall_timeout=settings.wall_timeout,
-        allow_escapes=settings.allow_escapes,
     )
     _statistics(config).append(_Statistics.of(item.nodeid, report, time.perf_counter() - started))
     if not report.ok:

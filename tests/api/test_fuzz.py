@@ -274,7 +274,15 @@ def _parameters(function: Any, skip_first: bool = False) -> list[inspect.Paramet
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return []
-    return [p for p in parameters[1 if skip_first else 0 :] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    explicit = [p for p in parameters[1 if skip_first else 0 :] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    # run/simulate/replay/explore take their options' fields as keywords too
+    # (**settings): each field is a parameter to fuzz as well.
+    options = next((p for p in explicit if p.name == "options"), None)
+    if options is not None and any(p.kind == p.VAR_KEYWORD for p in parameters):
+        cls = agentsim.ExploreOptions if "ExploreOptions" in str(options.annotation) else agentsim.RunOptions
+        named = {p.name for p in explicit}
+        explicit += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in cls.names() if name not in named]
+    return explicit
 
 
 def _arguments(parameters: list[inspect.Parameter]) -> st.SearchStrategy[dict[str, Any]]:
@@ -305,6 +313,7 @@ def _untyped(error: BaseException, allowed: tuple[type[BaseException], ...] = ()
 def test_the_surface_is_enumerated_whole() -> None:
     # A broken enumeration would fuzz nothing and pass: the surface is large.
     assert len(PUBLIC) >= 90, sorted(PUBLIC)
+    assert {"max_virtual_time", "wall_timeout", "runs", "pct_depth"} <= {p.name for p in _parameters(agentsim.explore)}
     for name in ("agentsim.run", "agentsim.explore", "agentsim.realtime.server.SimulatedRealtimeServer", "agentsim.timing.sleep_between"):
         assert name in PUBLIC
     for name in ABSTRACT:

@@ -1,8 +1,10 @@
 """``RunOptions``: how a simulation runs, in one place.
 
-``run``, ``simulate`` and ``replay`` take these as keyword arguments;
-``explore`` (``ExploreOptions`` adds its own), the pytest marker, the
-command line and ``[tool.agentsim]`` profiles fill the same object, so a
+``run``, ``simulate`` and ``replay`` take one as ``options=``, and its
+fields as keywords: sugar mapped onto the object by :meth:`RunOptions.resolve`,
+the one place where keywords become options (``explore`` does the same
+with :class:`ExploreOptions`). The pytest marker, the command line and
+``[tool.agentsim]`` profiles fill the same object and pass it whole, so a
 default or a check lives here once.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypedDict, TypeVar
 
 from .errors import SimulationConfigError
 from .policy import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
@@ -28,6 +30,17 @@ MAX_WALL_TIMEOUT: Final = 1e7
 O = TypeVar("O", bound="RunOptions")
 
 
+class RunSettings(TypedDict, total=False):
+    """The fields of :class:`RunOptions` as keyword arguments (for typing ``**settings``)."""
+
+    seed: int
+    backend: BackendName
+    strategy: str | SchedulingPolicy
+    max_virtual_time: float | None
+    wall_timeout: float | None
+    allow_escapes: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """One simulation's settings, checked when made (``SimulationConfigError``
@@ -39,7 +52,7 @@ class RunOptions:
     limits in seconds (None or ``inf``: no limit)::
 
         options = RunOptions(seed=7, strategy="random", max_virtual_time=600)
-        agentsim.run(main, **options.as_kwargs())
+        agentsim.run(main, options=options)
     """
 
     seed: int = 0
@@ -80,7 +93,23 @@ class RunOptions:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        return tuple(field.name for field in dataclasses.fields(cls))
+        names: tuple[str, ...] | None = cls.__dict__.get("_names")
+        if names is None:  # cached per class: every call's keywords are checked against it
+            names = tuple(field.name for field in dataclasses.fields(cls))
+            setattr(cls, "_names", names)
+        return names
+
+    @classmethod
+    def resolve(cls: type[O], options: object, settings: Mapping[str, Any], *, where: str) -> O:
+        """The options a call runs with: ``options`` (an instance of this
+        class, or None for the defaults) with the keyword ``settings`` over
+        it, every one checked. A keyword that is no field is a
+        :class:`SimulationConfigError` naming it and ``where``."""
+        if options is not None and not isinstance(options, cls):
+            raise SimulationConfigError("options", options, f"a {cls.__name__} (or None, with the settings as keywords)")
+        if not settings and options is not None:
+            return options
+        return cls.from_mapping(settings, where=where, base=options)
 
     @classmethod
     def from_mapping(cls: type[O], settings: Mapping[str, Any], *, where: str, base: O | None = None) -> O:
@@ -93,4 +122,6 @@ class RunOptions:
                 raise SimulationConfigError(
                     f"{where}: {name}", settings[name], f"one of the settings {', '.join(known)}"
                 )
-        return dataclasses.replace(base if base is not None else cls(), **dict(settings))
+        if base is None:
+            return cls(**dict(settings))  # one construction, one check
+        return dataclasses.replace(base, **dict(settings))

@@ -12,7 +12,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 from .backend import Backend, Outcome
 from .clock import VirtualClock
@@ -33,7 +36,7 @@ from .unawaited import unawaited_hook
 from .frames import frame_site, is_generated, is_loop_machinery, is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
-from .options import DEFAULT_WALL_TIMEOUT, BackendName, RunOptions
+from .options import RunOptions, RunSettings
 from .policy import SchedulingPolicy, make_policy
 from .threads import inline_threads
 from .trace import Trace
@@ -105,11 +108,9 @@ async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, 
     return await awaitable
 
 
-def _options(async_fn: object, seed: object, backend: object, strategy: object, max_virtual_time: object, wall_timeout: object, allow_escapes: object) -> RunOptions:
-    """The arguments, checked, as one :class:`RunOptions` (limits in canonical form)."""
+def _check_async_fn(async_fn: object) -> None:
     if not callable(async_fn):
         raise SimulationConfigError("async_fn", async_fn, "an async function")
-    return RunOptions(seed, backend, strategy, max_virtual_time, wall_timeout, allow_escapes)  # type: ignore[arg-type]
 
 
 #: Threads with a running simulation (at most one: ConcurrentSimulationError).
@@ -248,25 +249,24 @@ def _final_exception(core: SimulationCore, outcome: Outcome) -> BaseException | 
 def simulate(
     async_fn: Callable[..., Awaitable[T]],
     *args: Any,
-    seed: int = 0,
-    backend: BackendName = "asyncio",
-    strategy: str | SchedulingPolicy = "fifo",
-    max_virtual_time: float | None = None,
-    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
-    allow_escapes: tuple[str, ...] = (),
+    options: RunOptions | None = None,
+    **settings: Unpack[RunSettings],
 ) -> SimulationResult[T]:
     """Run ``async_fn(*args)`` in a simulation and report how it ended.
 
     Never raises what the simulated program raised: that is in
     ``result.exception``. Raises :class:`SimulationConfigError` for invalid
     arguments and :class:`NestedSimulationError` when called inside a running
-    event loop. See :func:`agentsim.run` for the arguments::
+    event loop. The settings are :class:`RunOptions`, given whole as
+    ``options=`` or field by field as keywords (see :func:`agentsim.run`)::
 
         result = agentsim.simulate(main, seed=7, strategy="random")
+        result = agentsim.simulate(main, options=RunOptions(seed=7, strategy="random"))
         assert result.ok, result.exception
         print(result.end_time, result.trace.digest())
     """
-    options = _options(async_fn, seed, backend, strategy, max_virtual_time, wall_timeout, allow_escapes)
+    _check_async_fn(async_fn)
+    options = RunOptions.resolve(options, settings, where="agentsim.simulate")
     seed, backend, max_virtual_time, wall_timeout = options.seed, options.backend, options.max_virtual_time, options.wall_timeout
     policy = make_policy(options.strategy, seed)
     _check_not_nested(backend)
@@ -327,12 +327,8 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
 def run(
     async_fn: Callable[..., Awaitable[T]],
     *args: Any,
-    seed: int = 0,
-    backend: BackendName = "asyncio",
-    strategy: str | SchedulingPolicy = "fifo",
-    max_virtual_time: float | None = None,
-    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
-    allow_escapes: tuple[str, ...] = (),
+    options: RunOptions | None = None,
+    **settings: Unpack[RunSettings],
 ) -> T:
     """Run ``async_fn(*args)`` on a virtual clock and return its result.
 
@@ -347,7 +343,7 @@ def run(
 
         assert agentsim.run(main) == 3600.0
 
-    Arguments:
+    Settings (a :class:`RunOptions` as ``options=``, or its fields as keywords):
         seed: selects the schedule for non-FIFO strategies; same seed, same run.
         backend: ``"asyncio"`` (also for anyio code and the openai-agents SDK)
             or ``"trio"``.
@@ -362,14 +358,5 @@ def run(
     :class:`VirtualTimeLimitError`, :class:`WallTimeoutError`,
     :class:`SimulationEscapeError`.
     """
-    result = simulate(
-        async_fn,
-        *args,
-        seed=seed,
-        backend=backend,
-        strategy=strategy,
-        max_virtual_time=max_virtual_time,
-        wall_timeout=wall_timeout,
-        allow_escapes=allow_escapes,
-    )
+    result = simulate(async_fn, *args, options=options, **settings)
     return result.unwrap()

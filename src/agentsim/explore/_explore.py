@@ -8,7 +8,10 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError, UsageError
 from .._kernel.policy import SchedulingPolicy
@@ -17,14 +20,23 @@ from ._database import DEFAULT_DIRECTORY, FailureDatabase
 from ._report import ExploreReport, Failure, MinimalSchedule, Nondeterminism, SingleScheduleWarning, leaf_exception
 from ._schedule import Schedule
 from ._shrink import shrink
-from .._kernel.options import DEFAULT_WALL_TIMEOUT
+from .._kernel.options import BackendName, RunOptions
 from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
-from ._options import ExploreOptions
+from ._options import ExploreOptions, ExploreSettings
 from ._parallel import RunOutcome, SweepPlan, check_executor, parallel_outcomes, worker_count
 from ._parallel import run_seed as run_seed_of
 from .._kernel.validation import whole
 
 Repro = Callable[[Schedule], str]
+
+
+class ReplaySettings(TypedDict, total=False):
+    """How a replay runs, as keywords (its schedule is ``schedule`` or ``seed`` and ``strategy``)."""
+
+    backend: BackendName
+    max_virtual_time: float | None
+    wall_timeout: float | None
+    allow_escapes: tuple[str, ...]
 
 #: Strategy names ``explore`` sweeps with (see :func:`explore`).
 EXPLORE_STRATEGIES = ("random", "pct", "fifo", "jitter")
@@ -96,26 +108,16 @@ def _first_difference(first: SimulationResult[Any], second: SimulationResult[Any
 def explore(
     async_fn: Callable[..., Awaitable[Any]],
     *args: Any,
-    runs: int = 200,
-    strategy: str | SchedulingPolicy = "random",
-    seed: int = 0,
-    backend: str = "asyncio",
-    stop_on_first: bool = True,
-    shrink_failures: bool = True,
-    check_determinism: bool = False,
-    database: str | os.PathLike[str] | None = DEFAULT_DIRECTORY,
+    options: ExploreOptions | None = None,
     key: str | None = None,
-    pct_depth: int = 3,
     seeds: range | None = None,
     repro: Repro | None = None,
     progress: Callable[[int, int], None] | None = None,
-    max_virtual_time: float | None = None,
-    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
-    allow_escapes: tuple[str, ...] = (),
     passthrough: tuple[type[BaseException], ...] = (),
     observer: Callable[[str, int], None] | None = None,
     workers: int | str = 1,
     executor: Executor | None = None,
+    **settings: Unpack[ExploreSettings],
 ) -> ExploreReport:
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
@@ -142,7 +144,11 @@ def explore(
     ``SystemExit`` or one of ``passthrough`` (the pytest plugin passes pytest's
     skip and xfail) ends the sweep by raising it: it is not a failing schedule,
     and nothing is saved. The settings are those of
-    :class:`ExploreOptions` (``explore(fn, **options.explore_kwargs())``).
+    :class:`ExploreOptions`, given whole as ``options=`` or field by field
+    as keywords (``runs=``, ``strategy=``, ``seed=``, ``backend=``,
+    ``stop_on_first=``, ``shrink_failures=``, ``check_determinism=``,
+    ``database=``, ``pct_depth=``, ``max_virtual_time=``, ``wall_timeout=``,
+    ``allow_escapes=``); keywords go over ``options``.
 
     ``workers`` runs the sweep over that many local processes (``"auto"``:
     one per core); ``executor`` over any ``concurrent.futures.Executor``
@@ -153,20 +159,10 @@ def explore(
     The function, its arguments and a policy ``strategy`` must then be
     picklable (a module-level function).
     """
-    options = ExploreOptions(
-        seed=seed,
-        backend=backend,  # type: ignore[arg-type]
-        strategy=strategy,
-        max_virtual_time=max_virtual_time,
-        wall_timeout=wall_timeout,
-        runs=runs,
-        stop_on_first=stop_on_first,
-        shrink_failures=shrink_failures,
-        check_determinism=check_determinism,
-        database=database,
-        pct_depth=pct_depth,
-        allow_escapes=allow_escapes,
-    )
+    options = ExploreOptions.resolve(options, settings, where="agentsim.explore")
+    runs, strategy, seed = options.runs, options.strategy, options.seed
+    stop_on_first, shrink_failures, check_determinism, pct_depth = options.stop_on_first, options.shrink_failures, options.check_determinism, options.pct_depth
+    database = options.database
     # Checked before anything runs, as the options above are.
     processes = worker_count(workers)
     check_executor(executor)
@@ -336,16 +332,16 @@ def replay(
     seed: int = 0,
     strategy: str = "random",
     schedule: Schedule | str | None = None,
-    backend: str = "asyncio",
-    max_virtual_time: float | None = None,
-    wall_timeout: float | None = DEFAULT_WALL_TIMEOUT,
-    allow_escapes: tuple[str, ...] = (),
+    options: RunOptions | None = None,
+    **settings: Unpack[ReplaySettings],
 ) -> SimulationResult[Any]:
     """Replay one schedule exactly and return its :class:`SimulationResult`.
 
     Give ``seed`` and ``strategy`` (as in a failure's report), or the
     ``schedule`` string of a failure's ``repro`` line (which may be a shrunk
-    schedule). ``result.unwrap()`` raises the failure again::
+    schedule); how it runs (backend, limits, allowed escapes) as a
+    :class:`RunOptions` ``options=`` or as keywords. ``result.unwrap()``
+    raises the failure again::
 
         agentsim.replay(interrupt_race, schedule="17:random").unwrap()
     """
@@ -357,14 +353,5 @@ def replay(
         if not isinstance(strategy, str) or not is_strategy(strategy):
             raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)
         schedule = Schedule(whole("seed", seed), strategy)
-    policy: SchedulingPolicy = schedule.policy()
-    return simulate(
-        async_fn,
-        *args,
-        seed=schedule.seed,
-        strategy=policy,
-        backend=backend,  # type: ignore[arg-type]
-        max_virtual_time=max_virtual_time,
-        wall_timeout=wall_timeout,
-        allow_escapes=allow_escapes,
-    )
+    run_options = RunOptions.resolve(options, settings, where="agentsim.replay")
+    return simulate(async_fn, *args, options=run_options.replace(seed=schedule.seed, strategy=schedule.policy()))

@@ -7,10 +7,21 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .._kernel.options import RunOptions
+from .._kernel.options import RunOptions, RunSettings
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.validation import whole
 from ._database import DEFAULT_DIRECTORY
+
+
+class ExploreSettings(RunSettings, total=False):
+    """The fields of :class:`ExploreOptions` as keyword arguments (for typing ``**settings``)."""
+
+    runs: int
+    stop_on_first: bool
+    shrink_failures: bool
+    check_determinism: bool
+    database: str | os.PathLike[str] | None
+    pct_depth: int
 
 
 @dataclass(frozen=True)
@@ -22,7 +33,7 @@ class ExploreOptions(RunOptions):
     ``pct_depth``::
 
         options = ExploreOptions(runs=500, strategy="pct", wall_timeout=10)
-        agentsim.explore(main, **options.explore_kwargs())
+        agentsim.explore(main, options=options)
     """
 
     strategy: str | SchedulingPolicy = "random"

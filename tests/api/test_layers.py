@@ -85,3 +85,14 @@ def test_the_kernel_imports_only_the_standard_library_and_its_loops() -> None:
         if name.split(".")[0] not in allowed and name.split(".")[0] not in sys.stdlib_module_names
     ]
     assert offenders == []
+
+
+def test_import_agentsim_loads_no_numpy_trio_hypothesis_or_sdk() -> None:
+    """``import agentsim`` stays light: the libraries are loaded by what uses
+    them (a random run's draws, the trio backend, the database, the adapter)."""
+    import subprocess
+    import sys
+
+    program = "import sys, agentsim\nprint(sorted(m for m in ('numpy', 'trio', 'hypothesis', 'agents', 'rich') if m in sys.modules))"
+    finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert finished.stdout.strip() == "[]", finished.stdout + finished.stderr

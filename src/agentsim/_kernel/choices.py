@@ -21,9 +21,14 @@ import hashlib
 import struct
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where rows are made and read, not with the
+# module: ``import agentsim`` stays light, and a run without a choice never
+# loads it.
 
 #: Choice kinds as small integers (the compact form), and back.
 KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3}
@@ -86,6 +91,7 @@ class ChoiceLog:
             return
         # (struct packs the ints in one C call, ~40% cheaper than array("q", ...),
         # which parses each item's argument; numpy then reads the bytes.)
+        import numpy as np  # (see the note at the imports)
         rows = np.frombuffer(struct.pack(f"={len(pending)}q", *pending), dtype=np.int64).reshape(-1, 4)
         pending.clear()  # in place: the backends hold its bound extend
         self._hash.update(rows.data)
@@ -108,6 +114,7 @@ class ChoiceLog:
     def _recent(self) -> np.ndarray:
         """The kept choices' rows, oldest first (the last ``keep_last``)."""
         self.settle()
+        import numpy as np  # (see the note at the imports)
         if not self._kept:
             return np.empty((0, 4), dtype=np.int64)
         rows = np.concatenate([chunk for _, chunk in self._kept])
@@ -167,6 +174,7 @@ class ChoiceLog:
 
     def _deviation_rows(self) -> np.ndarray:
         self.settle()
+        import numpy as np  # (see the note at the imports)
         if len(self._deviation_chunks) > 1:  # joined once, kept joined
             self._deviation_chunks[:] = [np.concatenate(self._deviation_chunks)]
         return self._deviation_chunks[0] if self._deviation_chunks else np.empty((0, 3), dtype=np.int64)

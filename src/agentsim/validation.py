@@ -13,7 +13,7 @@ Every check raises :class:`agentsim.SimulationConfigError` (a
 :func:`agentsim.timing.as_delay`.
 """
 
-from ._kernel.validation import OneSimulation as OneSimulation
+from ._kernel.ownership import OneSimulation as OneSimulation
 from ._kernel.validation import limit as limit
 from ._kernel.validation import non_negative as non_negative
 from ._kernel.validation import number as number

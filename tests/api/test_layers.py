@@ -96,3 +96,99 @@ def test_import_agentsim_loads_no_numpy_trio_hypothesis_or_sdk() -> None:
     program = "import sys, agentsim\nprint(sorted(m for m in ('numpy', 'trio', 'hypothesis', 'agents', 'rich') if m in sys.modules))"
     finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert finished.stdout.strip() == "[]", finished.stdout + finished.stderr
+
+
+def _module_name(path: Path) -> str:
+    parts = ("agentsim", *path.relative_to(SOURCE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """The agentsim modules ``path`` imports when it runs: at module level or
+    inside functions (a lazy import still closes a cycle), not under
+    ``if TYPE_CHECKING:`` (never executed). ``from package import module``
+    imports that module."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    own = _module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package.split(".")[: len(package.split(".")) - (node.level - 1)]) if node.level else ""
+            base = ".".join(part for part in (base, node.module or "") if part)
+            submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
+            targets = submodules or [base]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != own:
+                found.add(target)
+    return found
+
+
+def test_no_import_cycles_lazy_imports_included() -> None:
+    paths = {_module_name(path): path for path in SOURCE.rglob("*.py")}
+    graph = {name: _runtime_imports(path, set(paths)) for name, path in paths.items()}
+    # Tarjan's strongly connected components: a component of more than one module is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph[module]:
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    # The top package's __init__ imports what it re-exports (and its modules
+    # may read `agentsim.__version__`): a cycle through it alone is none.
+    cycles = [cycle for cycle in cycles if _cycle_without_root(graph, cycle)]
+    assert cycles == [], cycles
+
+
+def _cycle_without_root(graph: dict[str, set[str]], cycle: list[str]) -> bool:
+    """Whether ``cycle`` is still a cycle once the top package (whose
+    ``__init__`` imports everything it re-exports) is left out."""
+    members = [module for module in cycle if module != "agentsim"]
+    reach = {module: graph[module] & set(members) for module in members}
+    for start in members:
+        seen, todo = set(), list(reach[start])
+        while todo:
+            module = todo.pop()
+            if module == start:
+                return True
+            if module not in seen:
+                seen.add(module)
+                todo.extend(reach[module])
+    return False

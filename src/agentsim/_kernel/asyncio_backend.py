@@ -9,7 +9,7 @@ from typing import Any
 import sniffio
 
 from .asyncio_loop import VirtualEventLoop, current_task, task_label
-from .backend import Backend, Outcome
+from .backend import Backend, Outcome, call_async_fn
 from .core import SimulationCore
 from .errors import DeadlockError, TaskSnapshot
 from .snapshots import snapshot_task
@@ -60,7 +60,6 @@ def _nothing() -> None:
 
 
 async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Any:
-    from .simulation import call_async_fn
 
     # anyio asks sniffio which library runs on every call; with the context
     # variable set (inherited by every task) it need not detect it each time.

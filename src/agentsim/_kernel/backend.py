@@ -10,10 +10,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+import inspect
+from typing import Any, TypeVar
 
 from .core import SimulationCore
-from .errors import TaskSnapshot
+from .errors import SimulationConfigError, TaskSnapshot
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -33,3 +36,13 @@ class Backend(ABC):
     @abstractmethod
     def run(self, core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> Outcome:
         """Run ``async_fn(*args)`` as the main task and return how it ended."""
+
+
+async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
+    """Call the user's function inside the simulation and await what it returns."""
+    awaitable = async_fn(*args)
+    if not inspect.isawaitable(awaitable):
+        raise SimulationConfigError(
+            "async_fn", async_fn, f"an async function; calling it returned {type(awaitable).__name__}, not an awaitable"
+        )
+    return await awaitable

@@ -98,16 +98,6 @@ def _backend(name: str) -> Backend:
     return AsyncioBackend()
 
 
-async def call_async_fn(async_fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
-    """Call the user's function inside the simulation and await what it returns."""
-    awaitable = async_fn(*args)
-    if not inspect.isawaitable(awaitable):
-        raise SimulationConfigError(
-            "async_fn", async_fn, f"an async function; calling it returned {type(awaitable).__name__}, not an awaitable"
-        )
-    return await awaitable
-
-
 def _check_async_fn(async_fn: object) -> None:
     if not callable(async_fn):
         raise SimulationConfigError("async_fn", async_fn, "an async function")

@@ -50,7 +50,7 @@ from sortedcontainers import SortedList
 from trio._core import _run as trio_run_module
 from trio.testing import MockClock
 
-from .backend import Backend, Outcome
+from .backend import Backend, Outcome, call_async_fn
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
@@ -478,7 +478,6 @@ class TrioBackend(Backend):
 
 
 async def _main(core: SimulationCore, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], outcome: Outcome) -> Any:
-    from .simulation import call_async_fn
 
     task = trio.lowlevel.current_task()
     task.name = "main"

@@ -22,7 +22,7 @@ from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative
 from .._kernel.lanes import register_lane
-from .._kernel.validation import OneSimulation
+from .._kernel.ownership import OneSimulation
 from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
 from ..link import OrderedLink
 from ..timing import DelaySource, DelaySpec

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError, UsageError
-from .._kernel.policy import SchedulingPolicy
-from .._kernel.simulation import SimulationResult, simulate
-from ._database import DEFAULT_DIRECTORY, FailureDatabase
-from ._report import ExploreReport, Failure, MinimalSchedule, Nondeterminism, SingleScheduleWarning, leaf_exception
-from ._schedule import Schedule
-from ._shrink import shrink
+from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.options import BackendName, RunOptions
 from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
-from ._options import ExploreOptions, ExploreSettings
-from ._parallel import RunOutcome, SweepPlan, check_executor, parallel_outcomes, worker_count
-from ._parallel import run_seed as run_seed_of
+from .._kernel.simulation import SimulationResult, simulate
 from .._kernel.validation import whole
+from ._database import FailureDatabase
+from ._options import ExploreOptions, ExploreSettings
+from ._parallel import check_executor, worker_count
+from ._report import ExploreReport, Failure, SingleScheduleWarning
+from ._runner import Runner, first_difference, propagate
+from ._schedule import Schedule
+from ._shrink import shrink
+from ._sources import Candidate, SavedFailures, ScheduleSource, SeedSweep
 
 Repro = Callable[[Schedule], str]
 
@@ -51,58 +48,6 @@ def python_repro(async_fn: Callable[..., Any]) -> Repro:
     """Repro lines as a Python call: ``agentsim.replay(module.fn, schedule='17:random')``."""
     name = f"{getattr(async_fn, '__module__', '?')}.{getattr(async_fn, '__qualname__', '?')}"
     return lambda schedule: f"agentsim.replay({name}, schedule={schedule.encode()!r})"
-
-
-@contextmanager
-def _quiet_leftovers() -> Iterator[None]:
-    # A sweep would repeat the same leftover-task warning hundreds of times.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LeftoverTasksWarning)
-        yield
-
-
-class _Runner:
-    """Runs one schedule of the explored function with the sweep's settings."""
-
-    def __init__(self, async_fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], backend: str, options: dict[str, Any]) -> None:
-        self.async_fn, self.args, self.backend, self.options = async_fn, args, backend, options
-
-    def run(self, schedule: Schedule) -> SimulationResult[Any]:
-        return self.run_policy(schedule.seed, schedule.policy())
-
-    def run_policy(self, seed: int, policy: SchedulingPolicy) -> SimulationResult[Any]:
-        with _quiet_leftovers():
-            return simulate(
-                self.async_fn,
-                *self.args,
-                seed=seed,
-                strategy=policy,
-                backend=self.backend,  # type: ignore[arg-type]
-                **self.options,
-            )
-
-
-def _propagate(result: SimulationResult[Any], passthrough: tuple[type[BaseException], ...]) -> None:
-    """Re-raise what is not a failing schedule: an interrupt, an exit, a skip,
-    or a usage error (a sync function given to ``explore``, agentsim's API
-    called with bad arguments): no schedule fixes those, so they are the
-    caller's to see at once, not failures to shrink."""
-    if result.exception is None:
-        return
-    error = leaf_exception(result.exception)
-    if isinstance(error, (KeyboardInterrupt, SystemExit, UsageError, *passthrough)):
-        raise error
-
-
-def _first_difference(first: SimulationResult[Any], second: SimulationResult[Any]) -> Nondeterminism:
-    a, b = first.trace.events, second.trace.events
-    for index in range(max(len(a), len(b))):
-        left = a[index] if index < len(a) else None
-        right = b[index] if index < len(b) else None
-        if left is None or right is None or (left.ticks, left.kind, left.task, left.detail) != (right.ticks, right.kind, right.task, right.detail):
-            offset = first.trace.dropped
-            return Nondeterminism(first.seed, first.strategy, offset + index, left, right)
-    return Nondeterminism(first.seed, first.strategy, len(first.trace), None, None)
 
 
 def explore(
@@ -167,8 +112,7 @@ def explore(
     processes = worker_count(workers)
     check_executor(executor)
     _check_sweep_hooks(async_fn, seeds, key, repro, progress, observer, passthrough)
-    template = strategy if isinstance(strategy, SchedulingPolicy) else None
-    runner = _Runner(
+    runner = Runner(
         async_fn,
         args,
         options.backend,
@@ -176,120 +120,123 @@ def explore(
     )
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
-    repro = repro or python_repro(async_fn)
-    report = ExploreReport()
+    pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
+    sweep = SeedSweep(
+        runner,
+        strategy,
+        seeds if seeds is not None else range(seed, seed + runs),
+        base_seed=seed,
+        pct_depth=pct_depth,
+        check_determinism=check_determinism,
+        processes=processes,
+        executor=executor,
+    )
+    # Failures from earlier sweeps first, as hypothesis does; then the sweep.
+    for source in (SavedFailures(db, key), sweep):
+        if pipeline.take(source, progress=progress, total=len(sweep.seeds)):
+            break
+    return pipeline.finish()
 
-    def record_failure(
-        schedule: Schedule, result: SimulationResult[Any], from_database: bool, ran: Schedule, minimal: MinimalSchedule | None = None
+
+class _Pipeline:
+    """Takes the runs of the sources in turn: counts them into the report,
+    shrinks, reports and saves each failure, and says when to stop."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        database: FailureDatabase | None,
+        key: str,
+        repro: Repro,
+        options: ExploreOptions,
+        passthrough: tuple[type[BaseException], ...],
+        observer: Callable[[str, int], None] | None,
     ) -> None:
-        assert result.exception is not None
-        if minimal is None and shrink_failures:
+        self.report = ExploreReport()
+        self._runner, self._database, self._key, self._repro = runner, database, key, repro
+        self._options, self._passthrough, self._observer = options, passthrough, observer
+        self._digests: set[str] = set()
+        self._orders: set[str] = set()
+
+    def take(self, source: ScheduleSource, *, progress: Callable[[int, int], None] | None = None, total: int = 0) -> bool:
+        """Every run of ``source``; True when the sweep must stop (a failure, ``stop_on_first``)."""
+        done = 0
+        for candidate in source.candidates(self._runner):
+            propagate(candidate.result, self._passthrough)
+            if candidate.from_database:
+                self.report.replayed_from_database += 1
+            if candidate.outcome is not None:
+                done += 1
+                self._count(candidate)
+                if progress is not None:
+                    progress(done, total)
+            if candidate.outcome is not None and candidate.outcome.failed and not candidate.failed:
+                # Failed in the worker, passed here: the program is not deterministic.
+                assert candidate.result is not None
+                self.report.nondeterminism.append(first_difference(candidate.result, self._runner.run(candidate.ran)))
+                continue
+            if candidate.failed:
+                self._record_failure(candidate)
+                if self._options.stop_on_first:
+                    return True
+        return False
+
+    def _count(self, candidate: Candidate) -> None:
+        outcome, report = candidate.outcome, self.report
+        assert outcome is not None
+        report.runs_executed += 1
+        report.choice_points.append(outcome.choice_points)
+        report.windowed_timers += outcome.windowed_timers
+        report.jitter_draws += outcome.jitter_draws
+        self._digests.add(outcome.digest)
+        self._orders.add(outcome.order_digest)
+        # A failing run's leftovers are the failure's consequence: only a passing run leaks.
+        if outcome.leftover_tasks and not outcome.failed and not report.leftover_tasks:
+            report.leftover_tasks = outcome.leftover_tasks
+        if outcome.differs:
+            first = candidate.result if candidate.result is not None else self._runner.run(outcome.ran)
+            report.nondeterminism.append(first_difference(first, self._runner.run(outcome.ran)))
+
+    def _record_failure(self, candidate: Candidate) -> None:
+        result, schedule, minimal = candidate.result, candidate.schedule, candidate.minimal
+        assert result is not None and result.exception is not None
+        observer = self._observer
+        if minimal is None and self._options.shrink_failures:
             if observer is not None:
                 observer("shrinking", schedule.seed)
-            minimal = shrink(runner.run, result, windows=schedule.windows and schedule.strategy != "jitter")
+            minimal = shrink(self._runner.run, result, windows=schedule.windows and schedule.strategy != "jitter")
             if minimal is None:
                 # The recorded schedule did not fail the same way when replayed:
                 # say so loudly, with the first event that differed.
-                report.nondeterminism.append(_first_difference(result, runner.run(ran)))
-        replay_schedule = minimal.schedule if minimal is not None else schedule
-        report.failures.append(
+                self.report.nondeterminism.append(first_difference(result, self._runner.run(candidate.ran)))
+        self.report.failures.append(
             Failure(
                 seed=schedule.seed,
                 strategy=schedule.strategy,
                 exception=result.exception,
                 trace=result.trace,
-                repro=repro(replay_schedule),
+                repro=self._repro(minimal.schedule if minimal is not None else schedule),
                 schedule=schedule,
                 minimal=minimal,
-                from_database=from_database,
+                from_database=candidate.from_database,
             )
         )
-        if db is not None:
-            db.save(key, schedule, minimal.schedule if minimal is not None else None)
+        if self._database is not None:
+            self._database.save(self._key, schedule, minimal.schedule if minimal is not None else None)
         if observer is not None:
             observer("failure", schedule.seed)
 
-    # 1. Failures from earlier sweeps first, as hypothesis does: the minimal
-    #    schedule when one was saved (no shrinking again), else the original.
-    for entry in db.fetch(key) if db is not None else []:
-        report.replayed_from_database += 1
-        if entry.minimal is not None:
-            result = runner.run(entry.minimal)
-            _propagate(result, passthrough)
-            if result.exception is not None:
-                known = MinimalSchedule(entry.minimal, result.exception, result.trace, shrink_runs=0)
-                record_failure(entry.schedule, result, from_database=True, ran=entry.minimal, minimal=known)
-                if stop_on_first:
-                    return report
-                continue
-        result = runner.run(entry.schedule)
-        _propagate(result, passthrough)
-        if result.exception is not None:
-            record_failure(entry.schedule, result, from_database=True, ran=entry.schedule)
-            if stop_on_first:
-                return report
-        elif db is not None:
-            db.delete(key, entry.schedule)  # fixed since: forget it
-
-    # 2. The sweep. Run 0 (the base seed) is the stock schedule with nominal
-    #    timing: a failure there needs no exploring, and its choice points
-    #    bound PCT's change points.
-    seed_range = seeds if seeds is not None else range(seed, seed + runs)
-    total = len(seed_range)
-    nominal: SimulationResult[Any] | None = None
-    pct_strategy = None
-    if strategy == "pct":
-        nominal = runner.run(Schedule.nominal(seed))
-        pct_strategy = f"pct/{pct_depth}/{max(8, nominal.choice_points)}"
-    plan = SweepPlan(async_fn, args, options.backend, runner.options, template or pct_strategy or str(strategy), seed, check_determinism)
-    if processes == 1 and executor is None:
-        outcomes = _serial_outcomes(plan, seed_range, runner, nominal)
-    else:
-        outcomes = parallel_outcomes(plan, seed_range, workers=processes, executor=executor)
-    digests: set[str] = set()
-    orders: set[str] = set()
-    try:
-        for done, outcome in enumerate(outcomes, start=1):
-            run = outcome.result
-            if run is None and outcome.failed:
-                # A worker's failing run: replayed here (exactly) to report and shrink it.
-                run = runner.run(outcome.ran)
-            if run is not None:
-                _propagate(run, passthrough)
-            report.runs_executed += 1
-            report.choice_points.append(outcome.choice_points)
-            report.windowed_timers += outcome.windowed_timers
-            report.jitter_draws += outcome.jitter_draws
-            digests.add(outcome.digest)
-            orders.add(outcome.order_digest)
-            # A failing run's leftovers are the failure's consequence: only a passing run leaks.
-            if outcome.leftover_tasks and not outcome.failed and not report.leftover_tasks:
-                report.leftover_tasks = outcome.leftover_tasks
-            if outcome.differs:
-                report.nondeterminism.append(_first_difference(run or runner.run(outcome.ran), runner.run(outcome.ran)))
-            if progress is not None:
-                progress(done, total)
-            if outcome.failed:
-                assert run is not None
-                if run.exception is None:
-                    # Failed in the worker, passed here: the program is not deterministic.
-                    report.nondeterminism.append(_first_difference(run, runner.run(outcome.ran)))
-                    continue
-                record_failure(outcome.schedule, run, from_database=False, ran=outcome.ran)
-                if stop_on_first:
-                    break
-    finally:
-        close = getattr(outcomes, "close", None)
-        if close is not None:
-            close()  # a parallel sweep cancels what is left
-    report.distinct_schedules = len(orders)
-    report.distinct_timings = len(digests)
-    if report.runs_executed > 1 and not report.failures and report.single_schedule:
-        warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=2)
-    if report.leftover_tasks:
-        # Once per sweep, not once per run (runs are quiet about it).
-        warnings.warn(LeftoverTasksWarning(report.leftover_tasks), stacklevel=2)
-    return report
+    def finish(self) -> ExploreReport:
+        """The report, with the sweep's distinct counts and its health warnings."""
+        report = self.report
+        report.distinct_schedules = len(self._orders)
+        report.distinct_timings = len(self._digests)
+        if report.runs_executed > 1 and not report.failures and report.single_schedule:
+            warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=3)
+        if report.leftover_tasks:
+            # Once per sweep, not once per run (runs are quiet about it).
+            warnings.warn(LeftoverTasksWarning(report.leftover_tasks), stacklevel=3)
+        return report
 
 
 def _check_sweep_hooks(
@@ -310,20 +257,6 @@ def _check_sweep_hooks(
             raise SimulationConfigError(name, hook, f"a function {signature}, or None")
     if not isinstance(passthrough, tuple) or not all(isinstance(kind, type) and issubclass(kind, BaseException) for kind in passthrough):
         raise SimulationConfigError("passthrough", passthrough, "a tuple of exception classes that end the sweep instead of failing a run")
-
-
-def _serial_outcomes(plan: SweepPlan, seeds: range, runner: _Runner, nominal: SimulationResult[Any] | None) -> Iterator[RunOutcome]:
-    """Every run of the sweep in this process, in seed order (with the runs)."""
-
-    def run(schedule: Schedule) -> SimulationResult[Any]:
-        # PCT measured the nominal run already: do not run it twice.
-        if nominal is not None and schedule == Schedule.nominal(plan.base_seed):
-            return nominal
-        return runner.run(schedule)
-
-    for index, run_seed in enumerate(seeds):
-        outcome, result = run_seed_of(plan, run_seed, index == 0, run, runner.run_policy)
-        yield dataclasses.replace(outcome, result=result)
 
 
 def replay(

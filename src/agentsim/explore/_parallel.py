@@ -33,6 +33,7 @@ from typing import Any
 from .._kernel.errors import SimulationConfigError, TaskSnapshot
 from .._kernel.policy import SchedulingPolicy
 from .._kernel.simulation import SimulationResult
+from ._runner import Runner
 from ._schedule import Schedule
 
 #: How many times the chunks of a dead worker are run again before giving up.
@@ -125,9 +126,7 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
 
 def _run_chunk(plan: SweepPlan, seeds: Sequence[int], first: bool) -> list[RunOutcome]:
     """A worker's job: every seed of one chunk, in order (no run objects sent back)."""
-    from ._explore import _Runner
-
-    runner = _Runner(plan.async_fn, plan.args, plan.backend, plan.options)
+    runner = Runner(plan.async_fn, plan.args, plan.backend, plan.options)
     return [run_seed(plan, seed, first and index == 0, runner.run, runner.run_policy)[0] for index, seed in enumerate(seeds)]
 
 

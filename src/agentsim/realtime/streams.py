@@ -57,9 +57,7 @@ class ScheduledEmit:
     ``await handle`` to wait until they were delivered (or dropped)."""
 
     def __init__(self, transport: ScriptedRealtimeTransport, when: float, events: Sequence[RealtimeModelEvent]) -> None:
-        from .transport import ScriptedRealtimeTransport
-
-        if not isinstance(transport, ScriptedRealtimeTransport):
+        if not all(hasattr(transport, name) for name in ("generation", "status", "emit")):
             raise SimulationConfigError("transport", transport, "the ScriptedRealtimeTransport that delivers the events")
         self.when = non_negative("when", when, expected="a virtual time in seconds >= 0")
         if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from ..._kernel.core import record_event, require_core
 from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
-from ..._kernel.validation import OneSimulation, non_negative, positive
+from ..._kernel.ownership import OneSimulation
+from ..._kernel.validation import non_negative, positive
 from ...audio import pcm
 from ...link import OrderedLink
 from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed

@@ -1,0 +1,77 @@
+"""Scripted user turns: server VAD, barge-in, committed items, input transcription."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import Any
+
+from . import _events as ev
+from ._session import turn_detection
+from ._responses import Responses
+from ._state import NON_STREAMING_TRANSCRIBERS
+
+
+class UserTurns(Responses):
+    """Scripted user speech as server VAD hears it: speech started/stopped
+    (a barge-in cancels the active response), the committed item, its input
+    transcription, then a response."""
+
+    # -- scripted user speech ---------------------------------------------------------------------
+
+    async def _user_turn(self, transcript: str, start: float, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(start - loop.time())
+        if self.closed:
+            return  # not connected yet: nobody hears it
+        detection = turn_detection(self._session)
+        if detection is None:
+            # No VAD: the server hears nothing until the app commits the buffer;
+            # the words become the transcript of that commit.
+            await asyncio.sleep(seconds)
+            self._pending_speech.append(transcript)
+            return
+        item_id = self._ids.next("item")
+        self._cancel_idle_timer()
+        self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
+        if self._active is not None and detection.get("interrupt_response", True):
+            self._request_cancel(self._active, "turn_detected")  # barge-in
+        await asyncio.sleep(seconds)
+        self._last_speech_ms = round((loop.time() - self._connected_at) * 1000)
+        self._send(ev.speech_stopped(self._ids.next("event"), item_id, self._last_speech_ms))
+        self._buffered_input_ms = 0.0  # VAD committed the buffer
+        self._commit_user_turn(item_id, transcript)
+        if detection.get("create_response", True):
+            await self._idle.wait()  # a cancelled response must end first
+            if not self.closed:
+                self._start_response()
+
+    def _commit_user_turn(self, item_id: str, transcript: str | None) -> None:
+        self._send(ev.committed(self._ids.next("event"), item_id, self._last_item_id))
+        self._add_item(ev.user_audio_item(item_id, None))
+        if transcript is None:
+            return
+        self._last_user_text = transcript  # the model hears the words, transcribed or not
+        transcription = self._session.get("audio", {}).get("input", {}).get("transcription")
+        if isinstance(transcription, dict) and transcription.get("model"):
+            index, model = self._transcriptions, str(transcription["model"])
+            self._transcriptions += 1
+            latency = self._transcription_latency
+            if latency.window(index) is None and latency.seconds(index) == 0:
+                self._send_transcript(item_id, transcript, model)  # with the commit, in order
+            else:
+                self._spawn(self._transcribe(item_id, transcript, model, index), self._speech_tasks)
+
+    async def _transcribe(self, item_id: str, transcript: str, model: str, index: int) -> None:
+        await self._transcription_latency.sleep(index)
+        self._send_transcript(item_id, transcript, model)
+
+    def _send_transcript(self, item_id: str, transcript: str, model: str) -> None:
+        """Input audio transcription: partial transcripts (word by word, for
+        models that stream them), then the completed transcript."""
+        burst: list[dict[str, Any]] = []
+        if model not in NON_STREAMING_TRANSCRIBERS:
+            words = transcript.split(" ")
+            burst += [ev.transcription_delta(self._ids.next("event"), item_id, word if position == len(words) - 1 else word + " ") for position, word in enumerate(words)]
+        burst.append(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+        self._send_together(burst)

@@ -294,3 +294,17 @@ class SimulatedRealtimeServer(ClientEvents):
     def _sent_after_close(self, event: dict[str, Any]) -> None:
         self._violation("no_events_after_close", event, f"{event.get('type', '?')} sent on a connection the client knew was closed")
 
+
+
+def _named_after_the_server(parts: tuple[type, ...]) -> None:
+    """The parts are one server: their methods (and so the tasks they run,
+    whose trace labels are their coroutines' names) are named after it, as
+    before the split: ``SimulatedRealtimeServer._respond#12`` on a timeline,
+    and every recorded schedule replays as it was."""
+    for part in parts:
+        for value in vars(part).values():
+            if callable(value) and hasattr(value, "__qualname__"):
+                value.__qualname__ = f"SimulatedRealtimeServer.{value.__name__}"
+
+
+_named_after_the_server(tuple(part for part in SimulatedRealtimeServer.__mro__[1:] if part.__module__.startswith(__package__ or "agentsim")))

@@ -82,7 +82,7 @@ class ScheduledEmit:
                 if self._transport.generation != self._generation:
                     record_event("drop", f"{len(self.events)} event(s) at {self.when}: their connection was superseded")
                 elif self._transport.connected:
-                    self.delivered = await self._transport._enqueue(self.events)
+                    self.delivered = await self._transport.enqueue(self.events)
                 else:
                     record_event("drop", f"{len(self.events)} event(s) at {self.when}: transport closed")
         finally:
@@ -199,7 +199,7 @@ class AudioStream:
                 await self._emit(*ending)
         finally:
             self.finished = True
-            transport._stream_finished(self)
+            transport.stream_finished(self)
             self._done.set()
 
     async def _emit(self, *events: RealtimeModelEvent) -> bool:
@@ -207,7 +207,7 @@ class AudioStream:
         if not self._transport.connected:
             record_event("drop", f"audio stream {self.response_id}: transport closed")
             return False
-        self._transport._enqueue_nowait(events, made_here=True)
+        self._transport.enqueue_nowait(events, made_here=True)
         return True
 
     def __await__(self) -> Generator[Any, None, AudioStream]:

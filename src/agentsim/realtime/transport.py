@@ -299,12 +299,12 @@ class ScriptedRealtimeTransport(RealtimeModel):
         until they have been handled. Returns False if the connection closed
         before they could be delivered."""
         self._require_connected("emit")
-        return await self._enqueue(events)
+        return await self.enqueue(events)
 
     def emit_nowait(self, *events: RealtimeModelEvent) -> None:
         """Queue events for delivery without waiting for the listeners."""
         self._require_connected("emit_nowait")
-        self._enqueue_nowait(events)
+        self.enqueue_nowait(events)
 
     def emit_at(self, when: float, *events: RealtimeModelEvent) -> ScheduledEmit:
         """Deliver ``events`` at virtual time ``when`` (seconds). Returns a handle
@@ -387,7 +387,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         record_event("disconnect", "clean" if clean else "unclean")
         for stream in list(self._streams):
             stream.stop()
-        await self._enqueue(closing_events(clean, error), final=True)
+        await self.enqueue(closing_events(clean, error), final=True)
 
     # -- inspection --------------------------------------------------------------
 
@@ -433,20 +433,27 @@ class ScriptedRealtimeTransport(RealtimeModel):
     def connected(self) -> bool:
         return self._status == "connected" and self._inbox is not None
 
-    def _enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False, made_here: bool = False) -> _Delivery:
+    def enqueue_nowait(self, events: Sequence[RealtimeModelEvent], *, final: bool = False, awaited: bool = False, made_here: bool = False) -> _Delivery:
+        """Queue ``events`` for delivery, in order (the package's interface:
+        emits, scheduled emits and audio streams deliver through it)."""
         # (``made_here``: events the doubles built themselves, known to be events.)
+        if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+            raise SimulationConfigError("events", events, "a sequence of realtime model events")
         for index, event in enumerate(() if made_here else events):
             if not isinstance(getattr(event, "type", None), str):
                 raise SimulationConfigError(f"events[{index}]", event, "a realtime model event (agents.realtime.model_events, or turn_started(...))")
-        assert self._inbox is not None
+        if self._inbox is None:
+            raise RealtimeScriptError("emit", f"the transport is {self._status}", "connect before delivering events")
         delivery = _Delivery(events, awaited=awaited)
         self._inbox.put_nowait(delivery)
         if final:
             self._inbox = None  # nothing may follow the disconnect
         return delivery
 
-    async def _enqueue(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> bool:
-        delivery = self._enqueue_nowait(events, final=final, awaited=True)
+    async def enqueue(self, events: Sequence[RealtimeModelEvent], *, final: bool = False) -> bool:
+        """Deliver ``events`` and wait until the listeners handled them; False
+        if the connection closed first (the package's interface, as above)."""
+        delivery = self.enqueue_nowait(events, final=final, awaited=True)
         assert delivery.done is not None
         await asyncio.shield(delivery.done)
         return delivery.delivered
@@ -497,7 +504,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._loose_tasks.add(task)
         task.add_done_callback(self._loose_tasks.discard)
 
-    def _stream_finished(self, stream: AudioStream) -> None:
+    def stream_finished(self, stream: AudioStream) -> None:
+        """An audio stream ended: the transport stops tracking it (the package's interface)."""
         if stream in self._streams:
             self._streams.remove(stream)
 

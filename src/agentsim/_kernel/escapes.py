@@ -239,7 +239,9 @@ class _GuardedPoll:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._real.close() if hasattr(self._real, "close") else None
+        close = getattr(self._real, "close", None)  # (epoll has one; poll has none)
+        if close is not None:
+            close()
 
 
 def _poll_factory_guard(api: str, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -297,8 +299,7 @@ def _alarm_guard(api: str, original: Callable[..., Any], touches_alarm: Callable
 
 
 def _masks_alarm(how: int, mask: Any) -> bool:
-    signals = set(mask)
-    return (how == signal.SIG_BLOCK and signal.SIGALRM in signals) or (how == signal.SIG_SETMASK and signal.SIGALRM in signals)
+    return how in (signal.SIG_BLOCK, signal.SIG_SETMASK) and signal.SIGALRM in set(mask)
 
 
 def _alarm_patches(patches: PatchSet) -> None:

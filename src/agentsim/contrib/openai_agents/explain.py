@@ -10,15 +10,23 @@ which double to use.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from ..._kernel.core import SimulationCore
 from ..._kernel.errors import SimulationError, SimulationEscapeError, UsageError
 
-_AGENTS = f"{os.sep}agents{os.sep}"
+def _package_directory(name: str) -> str:
+    spec = importlib.util.find_spec(name)
+    origin = spec.origin if spec is not None else None
+    return os.path.dirname(origin) + os.sep if origin else f"{os.sep}{name}{os.sep}"
+
+
+#: The installed SDK's folder (not any folder named "agents").
+_AGENTS = _package_directory("agents")
 #: Files of the SDK (and the openai client) whose network use is a model call.
-_MODEL_CALLS = (f"{_AGENTS}models{os.sep}", f"{os.sep}openai{os.sep}_base_client.py")
-_REALTIME_CONNECTIONS = (f"{_AGENTS}realtime{os.sep}openai_realtime.py",)
+_MODEL_CALLS = (os.path.join(_AGENTS, "models") + os.sep, os.path.join(_package_directory("openai"), "_base_client.py"))
+_REALTIME_CONNECTIONS = (os.path.join(_AGENTS, "realtime", "openai_realtime.py"),)
 
 
 class RealModelCallError(SimulationEscapeError):

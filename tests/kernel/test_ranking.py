@@ -237,15 +237,16 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
         await asyncio.gather(*(worker(n) for n in range(width)))
         return out
 
+    own_fast_paths = agentsim.PCTPolicy.fast_paths
     for seed, width, strategy in itertools.product((1, 2, 3, 4), (4, 60), ("pct", "pct/5/300")):
         taken = agentsim.simulate(main, width, strategy=strategy, seed=seed)
         with monkeypatch.context() as patched:
             if shortcut == "repeat":
                 patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
             elif shortcut == "plain ranking":
-                patched.setattr(loop_module, "plain_ranking", lambda policy: None)
+                patched.setattr(agentsim.PCTPolicy, "fast_paths", lambda policy: own_fast_paths(policy)._replace(plain_ranking=None))
             elif shortcut == "settled":
-                patched.setattr(loop_module, "settling_pct", lambda policy: None)
+                patched.setattr(agentsim.PCTPolicy, "fast_paths", lambda policy: own_fast_paths(policy)._replace(settling=None))
             elif shortcut == "batches without choices":
                 patched.setattr(loop_module.VirtualEventLoop, "_run_batches_without_choices", lambda self, now: False)
             else:

@@ -42,7 +42,7 @@ from sortedcontainers import SortedList
 from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, eligible_window_options, plain_ranking, settling_pct, uniform_draws, window_target
+from .policy import CONTINUE, eligible_window_options
 from .ranking import Priority, RankHeap
 from .snapshots import caller_site, describe_callable, snapshot_task
 from .windows import WindowedTimer, WindowedTimers, window_ticks
@@ -378,17 +378,18 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._fifo = core.policy.fifo
         #: The policy's uniform draws, when its timer choices are uniform picks
         #: (random): drawn here without building the options' labels.
-        self._uniforms = uniform_draws(core.policy)
-        #: The same policy's target for a windowed timer (window_target in policy.py).
-        self._window_target = window_target(core.policy)
+        paths = core.fast_paths  # what the strategy offers (policy.py: FastPaths)
+        self._uniforms = paths.uniforms
+        #: The same policy's target for a windowed timer.
+        self._window_target = paths.window_target
         #: A built-in policy's "same options, same answer?" (PCT's), asked
         #: instead of choosing again while a batch runs on unchanged options.
-        self._repeat_last_answer: Callable[[], bool] | None = getattr(core.policy, "repeat_last_answer", None) if core.trusted_choice else None
+        self._repeat_last_answer: Callable[[], bool] | None = paths.repeat_last_answer
         #: PCT's "is the next choice a plain ranking?" and its priorities:
         #: the loop then ranks its options itself (ranking.py), no ``choose``.
-        self._plain_ranking = plain_ranking(core.policy) if core.trusted_choice and self._ranked_labels is not None else None
+        self._plain_ranking = paths.plain_ranking if self._ranked_labels is not None else None
         #: PCT once settled (policy.py): its answers are then rankings alone.
-        self._settling = settling_pct(core.policy) if self._plain_ranking is not None else None
+        self._settling = paths.settling if self._plain_ranking is not None else None
         #: Appends a choice's four integers to the choice log (choices.py).
         self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
-from .policy import ChoiceKind, SchedulingPolicy, trusted_choice
+from .policy import ChoiceKind, SchedulingPolicy
 from .trace import Trace
 
 #: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
@@ -44,9 +44,11 @@ class SimulationCore:
     ) -> None:
         self.seed = seed
         self.policy = policy
-        #: ``policy.choose`` when it is a built-in policy's own, whose answers
-        #: are always options (not checked), else None (see policy.py).
-        self.trusted_choice = trusted_choice(policy)
+        #: What the strategy lets the backends do themselves (policy.py: FastPaths),
+        #: asked once per run.
+        self.fast_paths = policy.fast_paths()
+        #: ``policy.choose`` when its answers are always options (not checked), else None.
+        self.trusted_choice = self.fast_paths.trusted
         self.clock = clock
         self.trace = trace
         self.backend = backend

@@ -34,7 +34,7 @@ import itertools
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NamedTuple
 
 from .errors import SimulationConfigError
 from .ranking import Priority, scan_best
@@ -47,6 +47,33 @@ ChoiceKind = Literal["timer", "batch", "window", "eager"]
 
 #: Label of option 0 at a ``"timer"`` choice: keep running the ready queue.
 CONTINUE: Final = "<ready>"
+
+
+class FastPaths(NamedTuple):
+    """What a strategy lets a backend do itself instead of asking
+    :meth:`SchedulingPolicy.choose` for every decision: each fast path is
+    defined by the strategy it speeds up (its ``fast_paths()``), and a
+    backend binds them once per run without knowing which strategy runs.
+    A strategy that offers none (a user's policy) is asked, and checked,
+    every time."""
+
+    #: ``choose`` itself when its answers are always options: the backend may
+    #: call it directly and record the choice, skipping the checks.
+    trusted: Callable[[ChoiceKind, Sequence[str]], int] | None = None
+    #: The uniform stream ``"timer"``, ``"batch"`` and ``"eager"`` choices are
+    #: drawn from, ``int(u * options)`` (random).
+    uniforms: Callable[[], float] | None = None
+    #: With ``uniforms``: the target drawn for a windowed timer (see
+    #: :func:`eligible_window_options`), for ``"window"`` choices.
+    window_target: Callable[[int, int], int | None] | None = None
+    #: "Same options, same answer?": asked instead of choosing again while a
+    #: batch runs on unchanged options (PCT).
+    repeat_last_answer: Callable[[], bool] | None = None
+    #: "Is the next choice a plain ranking?" and the priorities to rank by (PCT).
+    plain_ranking: tuple[Callable[[], bool], Priority] | None = None
+    #: The policy whose ``settled`` may be read instead of asking the two
+    #: questions above (their answers are then True): PCT once settled.
+    settling: PCTPolicy | None = None
 
 
 class SchedulingPolicy(ABC):
@@ -76,6 +103,13 @@ class SchedulingPolicy(ABC):
         super().__init_subclass__(**kwargs)
         if not isinstance(cls.__dict__.get("name", getattr(cls, "name", None)), str):
             cls.name = cls.__name__
+
+    def fast_paths(self) -> FastPaths:
+        """What a backend may do itself instead of asking :meth:`choose` (see
+        :class:`FastPaths`): nothing, unless the strategy says so. A built-in
+        strategy offers its own only while ``choose`` (and what the fast path
+        stands for) is its own, so a subclass that changes them is asked."""
+        return _NO_FAST_PATHS
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         """A fresh policy like this one for another run (the explorer calls it
@@ -154,6 +188,11 @@ class RandomPolicy(SchedulingPolicy):
     def for_seed(self, seed: int) -> SchedulingPolicy:
         return RandomPolicy(seed)
 
+    def fast_paths(self) -> FastPaths:
+        if type(self).choose is not RandomPolicy.choose:
+            return super().fast_paths()
+        return FastPaths(trusted=self.choose, uniforms=self.uniforms, window_target=self._target)
+
     # A policy template travels to sweep workers by pickle. The stream is a
     # generator, which does not pickle: a copy starts it afresh from its seed
     # (exact for a policy not used yet, which is what templates are).
@@ -191,35 +230,6 @@ def _uniform_chunks(seed: int, largest_chunk: int) -> Iterator[list[float]]:
     while True:
         yield generator.random(size).tolist()
         size = min(2 * size, largest_chunk)
-
-
-def uniform_draws(policy: SchedulingPolicy) -> Callable[[], float] | None:
-    """The uniform stream a backend may draw ``"timer"``, ``"batch"`` and
-    ``"eager"`` choices from itself, ``int(u * options)``, instead of asking
-    :meth:`~SchedulingPolicy.choose`: :class:`RandomPolicy`'s (unless a
-    subclass changes how it chooses), else None."""
-    if isinstance(policy, RandomPolicy) and type(policy).choose is RandomPolicy.choose:
-        return policy.uniforms
-    return None
-
-
-def window_target(policy: SchedulingPolicy) -> Callable[[int, int], int | None] | None:
-    """With :func:`uniform_draws`' stream, what a backend needs to make
-    :class:`RandomPolicy`'s ``"window"`` choices itself: the target drawn for
-    a windowed timer (see :func:`eligible_window_options`); else None."""
-    if uniform_draws(policy) is None:
-        return None
-    return policy._target  # type: ignore[attr-defined,no-any-return]
-
-
-def trusted_choice(policy: SchedulingPolicy) -> Callable[[ChoiceKind, Sequence[str]], int] | None:
-    """``policy.choose`` when it is a built-in policy's own (random, PCT,
-    replay), whose answers are always options: a backend may call it
-    directly and record the choice itself, skipping the checks a user's
-    policy gets (``SimulationCore.choose``). Else None."""
-    if type(policy).choose in (RandomPolicy.choose, PCTPolicy.choose, ReplayPolicy.choose):
-        return policy.choose
-    return None
 
 
 def eligible_window_options(labels: Sequence[str], target: Callable[[int, int], int | None]) -> list[int]:
@@ -286,6 +296,11 @@ class ReplayPolicy(SchedulingPolicy):
         self.windows = windows
         self._index = 0
 
+    def fast_paths(self) -> FastPaths:
+        if type(self).choose is not ReplayPolicy.choose:
+            return super().fast_paths()
+        return FastPaths(trusted=self.choose)
+
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         index = self._index
         self._index += 1
@@ -314,6 +329,18 @@ class PCTPolicy(SchedulingPolicy):
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
         return PCTPolicy(seed, depth=self.depth, steps=self.steps)
+
+    def fast_paths(self) -> FastPaths:
+        if type(self).choose is not PCTPolicy.choose:
+            return super().fast_paths()
+        own_answers = tuple(getattr(type(self), name, None) for name in _PCT_ANSWERS) == _PCT_OWN_ANSWERS
+        return FastPaths(
+            trusted=self.choose,
+            repeat_last_answer=getattr(self, "repeat_last_answer", None),
+            plain_ranking=(self.next_choice_is_plain, self.priority),
+            # Settled, its answers are rankings alone: readable when it answers as PCT does.
+            settling=self if own_answers else None,
+        )
 
     def __init__(self, seed: int, *, depth: int = 3, steps: int = 64) -> None:
         self._rng = random.Random(f"agentsim:pct:{whole('seed', seed, minimum=-(2**63))}")
@@ -406,29 +433,8 @@ class _Priorities(dict[str, float]):
         return priority
 
 
-def plain_ranking(policy: SchedulingPolicy) -> tuple[Callable[[], bool], Priority] | None:
-    """PCT's :meth:`~PCTPolicy.next_choice_is_plain` and priorities, for a
-    backend to rank plain choices itself: :class:`PCTPolicy`'s (unless a
-    subclass changes how it chooses), else None."""
-    if isinstance(policy, PCTPolicy) and type(policy).choose is PCTPolicy.choose:
-        return policy.next_choice_is_plain, policy.priority
-    return None
-
-
-def settling_pct(policy: SchedulingPolicy) -> PCTPolicy | None:
-    """The :class:`PCTPolicy` whose :attr:`~PCTPolicy.settled` a backend may
-    read instead of asking :meth:`~PCTPolicy.repeat_last_answer` and
-    :meth:`~PCTPolicy.next_choice_is_plain` (their answers are then True;
-    only the step count they keep, which nothing reads once no change point
-    is left, goes unkept); None for any other policy, or a subclass that
-    changes how it chooses or answers them."""
-    if isinstance(policy, PCTPolicy) and tuple(getattr(type(policy), name, None) for name in _PCT_ANSWERS) == _PCT_OWN_ANSWERS:
-        return policy
-    return None
-
-
-#: What :func:`settling_pct` requires to be PCT's own (a policy whose class
-#: replaces or drops one of them is asked as it says).
+#: What PCT's ``settling`` fast path requires to be PCT's own (a policy whose
+#: class replaces or drops one of them is asked as it says).
 _PCT_ANSWERS: Final = ("choose", "repeat_last_answer", "next_choice_is_plain")
 _PCT_OWN_ANSWERS: Final = tuple(getattr(PCTPolicy, name) for name in _PCT_ANSWERS)
 
@@ -488,3 +494,6 @@ def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy
         if factory is not None:
             return factory(seed)
     raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)
+
+
+_NO_FAST_PATHS: Final = FastPaths()

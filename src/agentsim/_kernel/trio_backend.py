@@ -55,7 +55,6 @@ from .clock import TICKS_PER_SECOND
 from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
-from .policy import uniform_draws
 from .ranking import Priority
 from .snapshots import snapshot_task
 from .windows import WindowedTimers, window_ticks
@@ -256,7 +255,7 @@ class _PolicyShuffler(random.Random):
         self._steps = 0
         # Trio numbers tasks process-wide; traces need per-simulation numbers.
         self._labels: dict[Any, str] = {}
-        self._uniforms = uniform_draws(core.policy)
+        self._uniforms = core.fast_paths.uniforms
         self._fifo = core.policy.fifo
         self._append = core.trace.append_raw
         self._extend = core.trace.extend_raw

@@ -33,6 +33,7 @@ from ._kernel.errors import UsageError as UsageError
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
 from ._kernel.options import RunOptions as RunOptions
+from ._kernel.policy import FastPaths as FastPaths
 from ._kernel.policy import FifoPolicy as FifoPolicy
 from ._kernel.policy import JitterPolicy as JitterPolicy
 from ._kernel.policy import PCTPolicy as PCTPolicy
@@ -75,6 +76,7 @@ __all__ = [
     "VirtualTimeLimitError",
     "WallTimeoutError",
     "RunOptions",
+    "FastPaths",
     "FifoPolicy",
     "JitterPolicy",
     "PCTPolicy",

@@ -35,6 +35,7 @@ class ReplaySettings(TypedDict, total=False):
     wall_timeout: float | None
     allow_escapes: tuple[str, ...]
 
+
 #: Strategy names ``explore`` sweeps with (see :func:`explore`).
 EXPLORE_STRATEGIES = ("random", "pct", "fifo", "jitter")
 
@@ -122,7 +123,6 @@ def explore(
     db = FailureDatabase(database) if database is not None else None
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
     sweep = SeedSweep(
-        runner,
         strategy,
         seeds if seeds is not None else range(seed, seed + runs),
         base_seed=seed,

@@ -90,7 +90,6 @@ class SeedSweep:
 
     def __init__(
         self,
-        runner: Runner,
         strategy: str | SchedulingPolicy,
         seeds: Sequence[int],
         *,
@@ -101,7 +100,6 @@ class SeedSweep:
         executor: Executor | None = None,
     ) -> None:
         self.seeds = seeds
-        self._runner = runner
         self._strategy = strategy
         self._base_seed = base_seed
         self._pct_depth = pct_depth

@@ -33,13 +33,13 @@ from ._kernel.errors import UsageError as UsageError
 from ._kernel.errors import VirtualTimeLimitError as VirtualTimeLimitError
 from ._kernel.errors import WallTimeoutError as WallTimeoutError
 from ._kernel.options import RunOptions as RunOptions
-from ._kernel.policy import FastPaths as FastPaths
-from ._kernel.policy import FifoPolicy as FifoPolicy
-from ._kernel.policy import JitterPolicy as JitterPolicy
-from ._kernel.policy import PCTPolicy as PCTPolicy
-from ._kernel.policy import RandomPolicy as RandomPolicy
-from ._kernel.policy import ReplayPolicy as ReplayPolicy
-from ._kernel.policy import SchedulingPolicy as SchedulingPolicy
+from ._kernel.scheduling import Chooser as Chooser
+from ._kernel.scheduling import FifoPolicy as FifoPolicy
+from ._kernel.scheduling import JitterPolicy as JitterPolicy
+from ._kernel.scheduling import PCTPolicy as PCTPolicy
+from ._kernel.scheduling import RandomPolicy as RandomPolicy
+from ._kernel.scheduling import ReplayPolicy as ReplayPolicy
+from ._kernel.scheduling import SchedulingPolicy as SchedulingPolicy
 from ._kernel.simulation import SimulationResult as SimulationResult
 from ._kernel.simulation import run as run
 from ._kernel.simulation import simulate as simulate
@@ -76,7 +76,7 @@ __all__ = [
     "VirtualTimeLimitError",
     "WallTimeoutError",
     "RunOptions",
-    "FastPaths",
+    "Chooser",
     "FifoPolicy",
     "JitterPolicy",
     "PCTPolicy",

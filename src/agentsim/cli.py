@@ -28,7 +28,7 @@ from ._kernel.errors import UsageError
 from .explore import explore, replay
 from ._kernel.errors import SimulationConfigError
 from ._kernel.options import BACKENDS, DEFAULT_WALL_TIMEOUT
-from ._kernel.policy import parse_strategy
+from ._kernel.scheduling import parse_strategy
 from .explore import ExploreOptions
 from .explore._database import DEFAULT_DIRECTORY
 

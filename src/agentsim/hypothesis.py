@@ -35,7 +35,7 @@ import hypothesis
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from ._kernel.policy import ChoiceKind, SchedulingPolicy, eligible_window_options
+from ._kernel.scheduling import ChoiceKind, SchedulingPolicy, eligible_window_options
 from ._kernel.trace import Trace
 from ._kernel.errors import SimulationConfigError
 from ._kernel.validation import non_negative, whole

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from ._kernel.errors import AgentsimError, SimulationConfigError
-from ._kernel.policy import parse_strategy
+from ._kernel.scheduling import parse_strategy
 from ._kernel.view import SimulationView as SimulationView
 from ._pytest_shards import claim, database_key
 from .explore import explore, replay

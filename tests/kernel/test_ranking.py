@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 from sortedcontainers import SortedList
 
 import agentsim
-from agentsim._kernel.asyncio_loop import _RankedTimerChoiceLabels
-from agentsim._kernel.policy import CONTINUE
-from agentsim._kernel.ranking import RankHeap
-from agentsim._kernel.trio_backend import _BatchLabels
+from agentsim._kernel.scheduling import CONTINUE
+from agentsim._kernel.scheduling.ranking import RankHeap
+from agentsim._kernel.scheduling.choice_options import BatchOptions, RankedTimerOptions
 
 
 class _Handle:
@@ -49,7 +48,7 @@ def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int]
     # few are due and the labels are distinct.)
     priority = _priorities(seed).__getitem__
     due: list[tuple[int, int, _Handle, str]] | SortedList = SortedList() if sorted_form else []
-    labels = _RankedTimerChoiceLabels(ready, due)
+    labels = RankedTimerOptions(due, ready=ready)
     if heap_first:
         labels.start_heap()
     for sequence, creator in enumerate(creators):
@@ -60,7 +59,7 @@ def test_due_timer_labels_rank_like_a_scan(creators: list[int], picks: list[int]
     for pick in picks:
         if not due:
             break
-        labels._offset, labels._length = (1 if ready else 0), len(due) + (1 if ready else 0)
+        labels.fifo, labels.length = (1 if ready else 0), len(due) + (1 if ready else 0)
         best = labels.best(priority)
         threads = [labels.thread(index) for index in range(len(labels))]
         assert len(set(threads)) == len(threads)  # a task's two timers are two threads
@@ -86,7 +85,7 @@ def test_batch_labels_rank_like_a_scan_and_take_in_order(size: int, picks: list[
     rng = random.Random(seed)
     names = [f"task{n}#{n}" for n in range(size)]
     priority = {name: rng.random() for name in names}.__getitem__
-    labels = _BatchLabels(list(names))
+    labels = BatchOptions(list(names))
     remaining = list(names)
     for pick in picks:
         if len(labels) < 2:
@@ -135,6 +134,8 @@ def test_many_due_timers_schedule_as_few_do(strategy: str, monkeypatch: pytest.M
     """Past ``_SORTED_DUE_ABOVE`` timers due together, the loop keeps them in
     a SortedList: the same schedule as the plain list (seeds 1-3), replayable."""
     import agentsim._kernel.asyncio_loop as loop_module
+    import agentsim._kernel.scheduling.choice_options as options_module
+    from agentsim._kernel.scheduling import PCTChooser
 
     async def main() -> list[int]:
         woke: list[int] = []
@@ -214,6 +215,8 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
     inline), scanning a few due timers instead of a heap, running an
     instant's batches on the FIFO path while they hold no choice."""
     import agentsim._kernel.asyncio_loop as loop_module
+    import agentsim._kernel.scheduling.choice_options as options_module
+    from agentsim._kernel.scheduling import PCTChooser
 
     async def main(width: int) -> list[int]:
         out: list[int] = []
@@ -237,20 +240,19 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
         await asyncio.gather(*(worker(n) for n in range(width)))
         return out
 
-    own_fast_paths = agentsim.PCTPolicy.fast_paths
     for seed, width, strategy in itertools.product((1, 2, 3, 4), (4, 60), ("pct", "pct/5/300")):
         taken = agentsim.simulate(main, width, strategy=strategy, seed=seed)
         with monkeypatch.context() as patched:
             if shortcut == "repeat":
-                patched.delattr(agentsim.PCTPolicy, "repeat_last_answer")
+                patched.setattr(PCTChooser, "repeats_answers", False)
             elif shortcut == "plain ranking":
-                patched.setattr(agentsim.PCTPolicy, "fast_paths", lambda policy: own_fast_paths(policy)._replace(plain_ranking=None))
+                patched.setattr(PCTChooser, "ranks_plain_choices", False)
             elif shortcut == "settled":
-                patched.setattr(agentsim.PCTPolicy, "fast_paths", lambda policy: own_fast_paths(policy)._replace(settling=None))
+                patched.setattr(PCTChooser, "trusts_settling", False)
             elif shortcut == "batches without choices":
                 patched.setattr(loop_module.VirtualEventLoop, "_run_batches_without_choices", lambda self, now: False)
             else:
-                patched.setattr(loop_module, "_SCAN_AT_MOST", 0)
+                patched.setattr(options_module, "_SCAN_AT_MOST", 0)
             asked = agentsim.simulate(main, width, strategy=strategy, seed=seed)
         assert taken.ok and taken.value == asked.value
         assert taken.trace.digest() == asked.trace.digest() and taken.choice_points == asked.choice_points

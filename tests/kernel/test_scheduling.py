@@ -190,7 +190,7 @@ def test_a_random_policy_template_pickles_and_copies_to_the_same_schedule() -> N
     import copy
     import pickle
 
-    from agentsim._kernel.policy import RandomPolicy as Random
+    from agentsim._kernel.scheduling import RandomPolicy as Random
 
     async def program() -> list[str]:
         order: list[str] = []

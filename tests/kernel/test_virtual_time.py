@@ -11,6 +11,7 @@ import trio
 
 import agentsim
 from agentsim import TICKS_PER_SECOND
+from agentsim._kernel.core import require_core
 
 
 def test_now_starts_at_zero_and_follows_sleeps(backend: str) -> None:
@@ -47,6 +48,40 @@ def test_ten_short_sleeps_tie_with_one_long_sleep(backend: str) -> None:
 
     short, long_, now = agentsim.run(main, backend=backend)
     assert short == long_ == now == 0.5
+
+
+@pytest.mark.parametrize("delay", [0.5084, 0.1251])
+def test_a_delay_is_rounded_to_the_nearest_tick_not_truncated(backend: str, delay: float) -> None:
+    # delay * 1e9 lands a hair below a whole number of ticks (508399999.99999994):
+    # the clock's rule rounds it to the tick it stands for, on every path that
+    # turns seconds into ticks (a sleep, a deadline, a window).
+    async def main() -> tuple[int, int, int]:
+        await anyio.sleep(delay)
+        slept = round(agentsim.now() * TICKS_PER_SECOND)
+        with anyio.move_on_after(delay):
+            await anyio.sleep_forever()
+        timed_out = round(agentsim.now() * TICKS_PER_SECOND)
+        await require_core("test").sleep_window(0, delay, 2 * delay)  # a window, fired at its nominal delay
+        return slept, timed_out, round(agentsim.now() * TICKS_PER_SECOND)
+
+    ticks = round(delay * TICKS_PER_SECOND)
+    assert agentsim.run(main, backend=backend) == (ticks, 2 * ticks, 3 * ticks)
+
+
+def test_time_never_moves_backwards_past_a_deadline_already_gone() -> None:
+    # A timer set for an instant already past (call_at in the past) fires now,
+    # and the clock stays where it is.
+    async def main() -> list[float]:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(2.0)
+        fired = loop.create_future()
+        loop.call_at(0.5, fired.set_result, None)
+        await fired
+        seen = [agentsim.now(), loop.time()]
+        await asyncio.sleep(0.1)
+        return [*seen, agentsim.now()]
+
+    assert agentsim.run(main) == [2.0, 2.0, 2.1]
 
 
 def test_an_hour_of_sleeps_ends_at_exactly_one_hour(backend: str) -> None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import agentsim
 from agentsim import timing
-from agentsim._kernel import windows as windows_module
+from agentsim._kernel.scheduling import windows as windows_module
 from agentsim._kernel.clock import TICKS_PER_SECOND
 
 STRATEGIES = [("fifo", 0), ("jitter", 1)] + [("random", seed) for seed in range(4)] + [("pct", seed) for seed in range(4)]

@@ -39,13 +39,12 @@ from typing import Any, Final, TypeAlias
 
 from sortedcontainers import SortedList
 
-from .clock import TICKS_PER_SECOND
+from .clock import TICKS_PER_SECOND, seconds_to_ticks
 from .core import SimulationCore
 from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .policy import CONTINUE, eligible_window_options
-from .ranking import Priority, RankHeap
+from .scheduling.choice_options import RankedTimerOptions, TimerOptions
 from .snapshots import caller_site, describe_callable, snapshot_task
-from .windows import WindowedTimer, WindowedTimers, window_ticks
+from .scheduling.windows import WindowedTimer, WindowedTimers, window_ticks
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -69,9 +68,6 @@ _SORTED_DUE_ABOVE: Final = 16384
 _LISTED_DUE_BELOW: Final = 4096
 DueTimers: TypeAlias = "list[TimerEntry] | SortedList"
 
-#: PCT ranks up to this many due timers by a scan, more through a heap.
-_SCAN_AT_MOST: Final = 8
-
 
 def _current_task_lookup() -> Callable[[Any], Any]:
     # Python 3.11's asyncio.current_task is Python code around a lookup in
@@ -91,12 +87,9 @@ _INFINITY: Final = float("inf")
 _NEVER: Final = 1e290
 #: A timer entry's scheduling order.
 _SEQUENCE: Final = itemgetter(1)
-#: A timer entry's creator (the task that scheduled it, "" for none).
-_CREATOR: Final = itemgetter(3)
 
 #: asyncio's eager task factory (Python 3.12+), None before.
 _EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
-_EAGER_LABELS: Final = ("eager", "deferred")
 _FunctionType = types.FunctionType
 
 
@@ -177,99 +170,6 @@ class _WindowTimerHandle(_TimerHandle):
         if not self._cancelled:
             self._loop._timer_handle_cancelled(self)
         events.Handle.cancel(self)
-
-
-class _TimerChoiceLabels(Sequence[str]):
-    """Labels of a ``"timer"`` choice without copying the due list each step."""
-
-    __slots__ = ("_offset", "_due", "_length")
-
-    def __init__(self, ready: bool, due: DueTimers) -> None:
-        self._offset = 1 if ready else 0
-        self._due = due
-        # The due list does not change while the policy decides.
-        self._length = len(due) + self._offset
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, index: int) -> str:
-        if index < 0:
-            index += len(self)
-        if self._offset and index == 0:
-            return CONTINUE
-        return self._due[index - self._offset][3] or "-"
-
-
-class _RankedTimerChoiceLabels(_TimerChoiceLabels):
-    """The same labels, also answering PCT's "which ranks highest" (see
-    ``ranking.py``), in O(log n) when many timers are due.
-
-    A few due timers are simply scanned: that is cheaper than keeping a heap,
-    and it is every instant of a typical program. The heap (``heap``) is kept
-    only while many timers are due, or two of them share a label (a task's
-    sleep and its timeout: their threads, ``label`` and ``label'2``, then
-    depend on the order the slots were taken), and dropped once no timer is
-    due; the loop adds and removes options only while it exists. Both ways
-    rank every option alike: a heap started from the due list takes its
-    slots in due order, which is the order the timers were added (the loop
-    starts the heap before an out-of-order timer joins), and two timers of
-    one label cannot both be taken before a choice sees them together.
-    """
-
-    __slots__ = ("heap",)
-
-    def __init__(self, ready: bool, due: DueTimers) -> None:
-        super().__init__(ready, due)
-        #: The due timers by priority while ranking them by scan would not do.
-        self.heap: RankHeap | None = None
-
-    def start_heap(self) -> RankHeap:
-        """Rank the due timers through a heap from now until none is due."""
-        heap = self.heap = RankHeap()
-        for entry in self._due:
-            heap.add((entry[0], entry[1]), entry[3] or "-")
-        return heap
-
-    def best(self, priority: Priority) -> int:
-        # (Priorities asked in due order, then CONTINUE's, as the heap asks
-        # them; ties go to the lower index.)
-        heap = self.heap
-        if heap is None:
-            due = self._due
-            count = len(due)
-            if count == 1:  # the usual choice: continue, or fire the one due timer
-                value, index = priority(due[0][3] or "-"), 0
-            elif count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
-                value, index = priority(first), 0  # the next most usual: two tasks' timers
-                if (other := priority(second)) > value:
-                    value, index = other, 1
-            else:
-                threads = list(map(_CREATOR, due)) if count <= _SCAN_AT_MOST else []
-                if "" in threads:
-                    threads = [thread or "-" for thread in threads]
-                if threads and len(set(threads)) == count:
-                    values = list(map(priority, threads))
-                    value = max(values)
-                    index = values.index(value)
-                else:
-                    heap = self.start_heap()
-        if heap is not None:
-            top = heap.top(priority)
-            if top is None:
-                return 0
-            key, value = top
-            due = self._due
-            index = bisect_left(due, key) if due.__class__ is list else due.bisect_left(key)
-        return 0 if self._offset and priority(CONTINUE) >= value else index + self._offset
-
-    def thread(self, index: int) -> str:
-        if self._offset and index == 0:
-            return CONTINUE
-        entry = self._due[index - self._offset]
-        if self.heap is None:
-            return entry[3] or "-"  # (scanned: no two due timers share a label)
-        return self.heap.thread((entry[0], entry[1]))
 
 
 def trace_label(name: str, number: int, coro: Any) -> str:
@@ -371,37 +271,21 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._windows = WindowedTimers()
         #: Timers due now that a non-FIFO policy has not fired yet, in (tick, sequence) order.
         self._due: DueTimers = []
-        #: The due timers by thread priority, for policies that rank (PCT).
-        self._ranked_labels = _RankedTimerChoiceLabels(False, self._due) if getattr(core.policy, "ranks_options", False) else None
+        #: The run's decisions (scheduling/chooser.py): the loop asks it where
+        #: its order is open and never knows which strategy runs.
+        chooser = core.chooser
+        self._chooser = chooser
+        #: The options of a timer choice: one view, refreshed at each choice
+        #: (ranked when the chooser ranks options).
+        self._timer_options = (RankedTimerOptions if chooser.ranks_options else TimerOptions)(self._due)
+        self._ranks_options = chooser.ranks_options
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
-        #: The policy's uniform draws, when its timer choices are uniform picks
-        #: (random): drawn here without building the options' labels.
-        paths = core.fast_paths  # what the strategy offers (policy.py: FastPaths)
-        self._uniforms = paths.uniforms
-        #: The same policy's target for a windowed timer.
-        self._window_target = paths.window_target
-        #: A built-in policy's "same options, same answer?" (PCT's), asked
-        #: instead of choosing again while a batch runs on unchanged options.
-        self._repeat_last_answer: Callable[[], bool] | None = paths.repeat_last_answer
-        #: PCT's "is the next choice a plain ranking?" and its priorities:
-        #: the loop then ranks its options itself (ranking.py), no ``choose``.
-        self._plain_ranking = paths.plain_ranking if self._ranked_labels is not None else None
-        #: PCT once settled (policy.py): its answers are then rankings alone.
-        self._settling = paths.settling if self._plain_ranking is not None else None
-        #: Appends a choice's four integers to the choice log (choices.py).
-        self._record_choice = core.trace.choices.pending.extend
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
         self._task_numbers = itertools.count(1)
         self._countdown = _MAINTAIN_EVERY
-        #: The policy loop's locals that never change during a run (_run_instant_with_policy).
-        next_choice_is_plain, priority_of = self._plain_ranking or (None, None)
-        self._policy_locals = (
-            core.choose, self._uniforms, core.trusted_choice, self._ranked_labels, self._record_choice, self._append_event,
-            core.trace.append_deviation, self._repeat_last_answer, next_choice_is_plain, priority_of, self._settling,
-        )  # fmt: skip
         #: Called when no callback is ready and no timer is left.
         self.on_idle: Callable[[], None] = self.stop
 
@@ -410,9 +294,16 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def time(self) -> float:
         return self._now
 
-    def _jump_to(self, ticks: int) -> None:
-        self._clock.ticks = ticks
-        self._now = ticks / TICKS_PER_SECOND
+    def _move_to(self, ticks: int) -> bool:
+        """Move the clock to ``ticks`` (clock.py's rules); past the time limit,
+        end the run instead and return False."""
+        if self._clock.move_to(ticks):
+            self._now = self._clock.ticks / TICKS_PER_SECOND
+            return True
+        self._core.abort(self._limit_error(ticks))
+        if not self._ready:
+            self.on_idle()
+        return False
 
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
         if self._closed:
@@ -432,12 +323,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             raise TypeError("delay must not be None")
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        # Exact integer arithmetic from "now": ten sleep(0.05) end at exactly 0.5 s.
-        ticks = self._clock.ticks
-        if delay > 0:
-            if delay >= _NEVER:
-                return self._never(callback, args, context)
-            ticks += round(delay * TICKS_PER_SECOND)
+        if delay >= _NEVER:
+            return self._never(callback, args, context)
+        ticks = self._clock.ticks_after(delay)  # (clock.py: the rounding rule)
         handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
         # (task_label inlined for the usual creator, a simulation's task.)
@@ -450,7 +338,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             raise TypeError("when cannot be None")
         if when >= _NEVER:
             return self._never(callback, args, context)
-        ticks = round(when * TICKS_PER_SECOND)
+        ticks = seconds_to_ticks(when)
         if ticks / TICKS_PER_SECOND < when:
             return self._schedule_timer(ticks, callback, args, context, when=when)
         return self._schedule_timer(ticks, callback, args, context)
@@ -488,13 +376,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        # (window_ticks, inlined: a link arms a window per message.)
         now = self._clock.ticks
-        low = now + round(earliest * TICKS_PER_SECOND)
-        middle = now + round(nominal * TICKS_PER_SECOND)
-        high = now + round(latest * TICKS_PER_SECOND)
-        if not low <= middle <= high:
-            window_ticks(now, earliest, nominal, latest)  # raises SimulationConfigError
+        low, middle, high = window_ticks(now, earliest, nominal, latest)
         if low == high:
             return self._schedule_timer(low, callback, args, context)
         if self._fifo and middle > now:
@@ -530,14 +413,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             elif not timers:
                 self.on_idle()
                 return
-            elif (ticks := timers[0][0]) > self._clock.ticks:
-                if (limit := self._clock.limit_ticks) is not None and ticks > limit:
-                    self._core.abort(self._limit_error(ticks))
-                    if not ready:
-                        self.on_idle()
-                    return
-                self._clock.ticks = ticks
-                self._now = ticks / TICKS_PER_SECOND
+            elif not self._move_to(timers[0][0]):
+                return  # past the time limit: aborted
         if not self._fifo:
             now = self._clock.ticks
             self._append_event(now)  # the tick of the task steps recorded below (compact form)
@@ -627,25 +504,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         in_order = options.in_order
         chosen = 0
         if len(in_order) > 1 and not self._fifo:
-            if self._window_target is not None:
-                # RandomPolicy.choose's window pick, drawn here (a window
-                # choice falls on most moves of time on a server's path).
-                eligible = eligible_window_options(options, self._window_target)
-                chosen = eligible[int(self._uniforms() * len(eligible))]  # type: ignore[misc]
-                self._core.trace.record_window_choice(clock.ticks, in_order, chosen)
-            elif (trusted := self._core.trusted_choice) is not None:
-                chosen = trusted("window", options)
-                self._core.trace.record_window_choice(clock.ticks, in_order, chosen)
-            else:
-                chosen = self._core.choose("window", options)
+            chosen = self._chooser.window(options)
         option = in_order[chosen]
-        if (limit := clock.limit_ticks) is not None and option.at > limit:
-            self._core.abort(self._limit_error(option.at))
-            if not self._ready:
-                self.on_idle()
-            return True
-        clock.ticks = option.at
-        self._now = option.at / TICKS_PER_SECOND
+        if not self._move_to(option.at):
+            return True  # past the time limit: aborted
         if chosen:
             fired = [option]  # picked out of nominal order: it goes alone, first
         else:
@@ -679,7 +541,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         else:
             due = self._due
             for entry in entries:
-                if due.__class__ is list and not due and self._ranked_labels is None:
+                if due.__class__ is list and not due and not self._ranks_options:
                     due.append(entry)  # (_add_due's usual case here: nothing due yet, nothing ranked)
                 else:
                     self._add_due(entry)
@@ -718,12 +580,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         schedule is "FIFO plus these deviations".
         """
         due, ready = self._due, self._ready
-        # What the loop reads from its policy and trace, fixed for the run:
-        # one unpacking, not eleven attribute reads per instant (~1% of a wake-up).
-        (choose, uniforms, trusted, ranked, record_choice, append_event, append_deviation,
-         repeat_last_answer, next_choice_is_plain, priority_of, settling) = self._policy_locals  # fmt: skip
-        # The last choice was "continue the batch" and its options are unchanged since.
-        continuing = False
+        options, decide = self._timer_options, self._chooser.timer
+        append_event = self._append_event
+        # The last timer choice was "continue the batch" and the due timers
+        # are unchanged since (a chooser may repeat its answer: chooser.py).
+        unchanged = False
         # Callbacks of the current batch not yet run, kept in a local while
         # this instant runs (nothing else changes it meanwhile).
         batch_left = self._batch_left
@@ -740,14 +601,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     timers = self._timers
                     while timers and timers[0][0] <= now:
                         entry = heappop(timers)
-                        continuing = False  # (the options change with the due timers)
+                        unchanged = False  # (the options change with the due timers)
                         if entry[2]._cancelled:
                             entry[2]._scheduled = False
                             self._cancelled_timers -= 1
                         elif due.__class__ is list and (not due or due[-1] < entry):
                             due.append(entry)  # the usual case, inline: in order
-                            if ranked is not None and ranked.heap is not None:
-                                ranked.heap.add((entry[0], entry[1]), entry[3] or "-")
+                            if options.heap is not None:
+                                options.heap.add((entry[0], entry[1]), entry[3] or "-")
                         else:
                             self._add_due(entry)
                     count = len(due)
@@ -761,43 +622,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     if not batch_left and count == 1:
                         chosen = 0  # nothing to decide: the only due timer fires
                     else:
-                        fifo = 1 if batch_left else 0  # (FIFO fires the first due timer)
-                        options = count + fifo
-                        if uniforms is not None:
-                            chosen = int(uniforms() * options)
-                        elif continuing and fifo and ((settling is not None and settling.settled) or repeat_last_answer()):  # type: ignore[misc]
-                            chosen = 0  # the same options, the same answer (policy.py)
-                        else:
-                            labels: _TimerChoiceLabels | None = self._ranked_labels
-                            if labels is None:
-                                labels = _TimerChoiceLabels(fifo == 1, due)
-                            else:  # one options object per loop, refreshed (ranking.py: a policy keeps no reference)
-                                labels._offset, labels._length = fifo, options
-                            if trusted is None:
-                                chosen = choose("timer", labels, fifo)  # checked and recorded by the core
-                            else:
-                                if settling is not None and settling.settled and count == 1 and ranked.heap is None:
-                                    # PCT's usual question, ranked inline as best() does
-                                    # (the same lookups, in the same order): continue, or
-                                    # fire the one due timer (count 1: a batch is running)?
-                                    value = priority_of(due[0][3] or "-")  # type: ignore[misc]
-                                    chosen = 0 if priority_of(CONTINUE) >= value else 1  # type: ignore[misc]
-                                elif next_choice_is_plain is not None and ((settling is not None and settling.settled) or next_choice_is_plain()):
-                                    chosen = labels.best(priority_of)  # PCT off its change points (policy.py)
-                                else:
-                                    chosen = trusted("timer", labels)
-                                # Continuing leaves the options as they are (the due
-                                # timers wait, the batch only shrinks): the policy
-                                # may then answer the next step without a ranking.
-                                continuing = not chosen and fifo == 1 and repeat_last_answer is not None
-                        if trusted is not None:
-                            # A built-in policy (policy.py: trusted_choice): its
-                            # answer recorded compactly here.
-                            record_choice((0, options, chosen, fifo))
-                            if chosen != fifo:
-                                label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
-                                append_event(None)  # (trace.py: a deviation)
-                                append_deviation((now, "choice", label, "timer", chosen, options, fifo, due[0][3]))
+                        fifo = 1 if batch_left else 0  # (the stock option fires the first due timer)
+                        options.fifo, options.length = fifo, count + fifo
+                        chosen = decide(options, unchanged)
+                        # Continuing leaves the options as they are (the due
+                        # timers wait, the batch only shrinks).
+                        unchanged = not chosen and fifo == 1
                     if not batch_left or chosen:
                         # Fire a due timer: it joins the ready queue, and the
                         # batch (as in asyncio); one cancelled meanwhile does
@@ -806,11 +636,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         count -= 1
                         handle = entry[2]
                         handle._scheduled = False
-                        if ranked is not None and ranked.heap is not None:
+                        if options.heap is not None:
                             if count:
-                                ranked.heap.remove((entry[0], entry[1]))
+                                options.heap.remove((entry[0], entry[1]))
                             else:
-                                ranked.heap = None  # none due: back to scanning
+                                options.heap = None  # none due: back to scanning
                         if handle._cancelled:
                             self._cancelled_timers -= 1
                         else:
@@ -888,26 +718,24 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
 
     def _set_due(self, due: DueTimers) -> DueTimers:
         """The same due timers in another form (see ``_SORTED_DUE_ABOVE``)."""
-        self._due = due
-        if self._ranked_labels is not None:
-            self._ranked_labels._due = due
+        self._due = self._timer_options.due = due
         return due
 
     def _add_due(self, entry: TimerEntry) -> None:
         """Put a timer that fell due in the due list, in (tick, sequence) order."""
         due = self._due
         in_order = not due or due[-1] < entry  # (else an earlier deadline, scheduled later: call_at in the past)
-        ranked = self._ranked_labels
-        if ranked is not None and ranked.heap is None and not in_order:
-            ranked.start_heap()  # (its slots must be taken in the order timers were added)
+        options = self._timer_options
+        if self._ranks_options and options.heap is None and not in_order:
+            options.start_heap()  # (its slots must be taken in the order timers were added)
         if due.__class__ is not list:
             due.add(entry)
         elif in_order:
             due.append(entry)
         else:
             insort(due, entry)
-        if ranked is not None and ranked.heap is not None:
-            ranked.heap.add((entry[0], entry[1]), entry[3] or "-")
+        if options.heap is not None:
+            options.heap.add((entry[0], entry[1]), entry[3] or "-")
 
     def _limit_error(self, next_ticks: int) -> Any:
         from .errors import VirtualTimeLimitError
@@ -947,7 +775,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # deferred (asyncio's default).
             start_eagerly = True
             if not self._fifo:
-                start_eagerly = self._core.choose("eager", _EAGER_LABELS) == 0
+                start_eagerly = self._chooser.eager()
             if start_eagerly:
                 eager["eager_start"] = True
         self._record(self._clock.ticks, "spawn", trace_label(name, number, coro), spawned_by)

@@ -43,8 +43,9 @@ def deadline_ticks(seconds: float | None) -> int | None:
 class VirtualClock:
     """The one clock of a simulation: an integer tick that only moves forward.
 
-    Backends advance it when every task is blocked (``advance_to``); everything
-    else only reads it.
+    Backends move it when every task is blocked (:meth:`move_to`); everything
+    else only reads it. Every rule of virtual time lives here: rounding to
+    ticks, the limit, moving forward only.
     """
 
     __slots__ = ("ticks", "limit_ticks")
@@ -68,3 +69,18 @@ class VirtualClock:
         """Jump forward to ``ticks``; time never goes backwards."""
         if ticks > self.ticks:
             self.ticks = ticks
+
+    def move_to(self, ticks: int) -> bool:
+        """Jump forward to ``ticks`` (never backwards) unless that passes
+        ``max_virtual_time``: then stay, and return False (the backend ends
+        the run with :class:`~agentsim.VirtualTimeLimitError`). The one way
+        the backends move time when every task is blocked."""
+        if self.exceeds_limit(ticks):
+            return False
+        self.advance_to(ticks)
+        return True
+
+    def ticks_after(self, delay: float) -> int:
+        """The tick ``delay`` seconds from now (a delay <= 0 is now): exact
+        integer arithmetic from now, so ten ``sleep(0.05)`` end at 0.5 s."""
+        return self.ticks + seconds_to_ticks(delay) if delay > 0 else self.ticks

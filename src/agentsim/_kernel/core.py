@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
-from .policy import ChoiceKind, SchedulingPolicy
+from .scheduling import ChoiceKind, SchedulingPolicy
 from .trace import Trace
 
 #: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
@@ -44,13 +44,11 @@ class SimulationCore:
     ) -> None:
         self.seed = seed
         self.policy = policy
-        #: What the strategy lets the backends do themselves (policy.py: FastPaths),
-        #: asked once per run.
-        self.fast_paths = policy.fast_paths()
-        #: ``policy.choose`` when its answers are always options (not checked), else None.
-        self.trusted_choice = self.fast_paths.trusted
         self.clock = clock
         self.trace = trace
+        #: The run's decisions, as the backends ask them (scheduling/chooser.py):
+        #: the strategy's own chooser, made once per run.
+        self.chooser = policy.chooser(self)
         self.backend = backend
         self.wall_timeout = wall_timeout
         self._wall_deadline: float | None = None
@@ -115,32 +113,9 @@ class SimulationCore:
             self.cancel_main()
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str], fifo: int = 0) -> int:
-        """Ask the policy to pick one of ``labels`` and record the choice (``fifo``:
-        the stock option). A policy's answer is checked: anything but an index
-        of ``labels`` ends the simulation with a :class:`SimulationConfigError`
-        naming the policy and the choice (the stock option is taken meanwhile,
-        so that clean-up can run); a built-in policy's is not."""
-        chosen = self.policy.choose(kind, labels)
-        options = len(labels)
-        if self.trusted_choice is None and (
-            (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options
-        ):
-            chosen = self._rejected(kind, labels, chosen, fifo)
-        self.trace.record_choice(self.clock.ticks, kind, labels, chosen, fifo, options)
-        return chosen
-
-    def _rejected(self, kind: ChoiceKind, labels: Sequence[str], chosen: object, fifo: int) -> int:
-        """A policy answered something that is not an option: end the run, take FIFO's."""
-        from .errors import SimulationConfigError
-
-        self.abort(
-            SimulationConfigError(
-                f"{type(self.policy).__name__}.choose",
-                chosen,
-                f"an index from 0 to {len(labels) - 1} for a {kind!r} choice among {list(labels)[:8]}",
-            )
-        )
-        return fifo
+        """Ask the run's chooser to pick one of ``labels`` and record the choice
+        (``fifo``: the stock option); see :meth:`Chooser.choose`."""
+        return self.chooser.choose(kind, labels, fifo)
 
     def record_escape(self, error: SimulationEscapeError) -> None:
         frame: Any = sys._getframe(1)

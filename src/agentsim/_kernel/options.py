@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict, TypeVar
 
 from .errors import SimulationConfigError
-from .policy import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
+from .scheduling import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
 from .escapes import check_escape_allowlist
 from .validation import limit, whole
 

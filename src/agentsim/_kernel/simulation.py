@@ -37,7 +37,7 @@ from .frames import frame_site, is_generated, is_loop_machinery, is_program_code
 from .ordered_sets import ordered_library_sets
 from .patching import SharedInstaller
 from .options import RunOptions, RunSettings
-from .policy import SchedulingPolicy, make_policy
+from .scheduling import SchedulingPolicy, make_policy
 from .threads import inline_threads
 from .trace import Trace
 

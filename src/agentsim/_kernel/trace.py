@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from .choices import KIND_CODES, ChoiceLog, running_hash
 from .clock import TICKS_PER_SECOND
-from .windows import Option, OptionLabels
+from .scheduling.windows import Option, OptionLabels
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
 #: out of the order digest (timing, not order).

@@ -51,13 +51,13 @@ from trio._core import _run as trio_run_module
 from trio.testing import MockClock
 
 from .backend import Backend, Outcome, call_async_fn
-from .clock import TICKS_PER_SECOND
+from .clock import TICKS_PER_SECOND, seconds_to_ticks
 from .core import SimulationCore
 from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from .patching import PatchSet
-from .ranking import Priority
+from .scheduling.ranking import Priority
 from .snapshots import snapshot_task
-from .windows import WindowedTimers, window_ticks
+from .scheduling.windows import WindowedTimers, window_ticks
 
 _WALL_CHECK_EVERY = 1024
 
@@ -119,13 +119,13 @@ class TrioVirtualClock:
     def jump(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("time can't go backwards")
-        self._core.clock.advance_to(self._core.clock.ticks + round(seconds * TICKS_PER_SECOND))
+        self._core.clock.advance_to(self._core.clock.ticks_after(seconds))
 
     def _autojump(self) -> None:
         core = self._core
         runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
         deadline = runner.deadlines.next_deadline()
-        point = None if deadline == inf else max(round(deadline * TICKS_PER_SECOND), core.clock.ticks)
+        point = None if deadline == inf else max(seconds_to_ticks(deadline), core.clock.ticks)
         if self._windows.count and self._fire_windowed(runner, point):
             return
         if point is None:
@@ -143,15 +143,14 @@ class TrioVirtualClock:
             return False
         chosen = 0
         if len(options) > 1 and not core.policy.fifo:
-            chosen = core.choose("window", options)
+            chosen = core.chooser.window(options)
         option = options.option(chosen)
         if option.timer is None and chosen:
             self._jump(runner, option.at)  # the deadline picked out of nominal order: alone
             return True
-        if core.clock.exceeds_limit(option.at):
+        if not core.clock.move_to(option.at):
             self._limit(runner, option.at)
             return True
-        core.clock.advance_to(option.at)
         core.trace.record(option.at, "jump", "", "")
         # Picked out of nominal order, a timer goes alone. Nominal timing wakes
         # every sleeper nominally due now in one batch, deadlines included,
@@ -175,13 +174,9 @@ class TrioVirtualClock:
 
     def _jump(self, runner: Any, ticks: int) -> None:
         """Move to the first point deadline, expiring its whole tick."""
-        clock = self._core.clock
-        limit = clock.limit_ticks
-        if limit is not None and ticks > limit:
+        if not self._core.clock.move_to(ticks):
             self._limit(runner, ticks)
             return
-        if ticks > clock.ticks:
-            clock.ticks = ticks
         self._expiry = _end_of_tick(ticks)
         # (No "jump" event: the batch that runs next records its tick.)
 
@@ -190,60 +185,6 @@ def _end_of_tick(ticks: int) -> float:
     """The largest float time that still rounds to ``ticks``: every deadline
     of that tick lies at or before it, whatever ulp its arithmetic left."""
     return nextafter((ticks + 0.5) / TICKS_PER_SECOND, -inf)
-
-
-#: Batches at least this large keep their remaining tasks in a SortedList
-#: (O(log n) pops); smaller ones in a plain list, faster at that size.
-_SORTED_FROM: Final = 64
-
-
-class _BatchLabels(Sequence[str]):
-    """The labels of a batch's tasks not yet ordered, as a policy sees them.
-
-    Taking an option is O(log n) for large batches, and PCT's "which ranks
-    highest" is a heap over the batch (``ranking.py``): a batch of 10,000
-    tasks costs O(n log n) to order, not O(n^2)."""
-
-    __slots__ = ("_labels", "_remaining", "_heap")
-
-    def __init__(self, labels: list[str]) -> None:
-        self._labels = labels
-        positions = range(len(labels))
-        self._remaining: Any = SortedList(positions) if len(labels) >= _SORTED_FROM else list(positions)
-        self._heap: list[tuple[float, int]] | None = None
-
-    def __len__(self) -> int:
-        return len(self._remaining)
-
-    def __getitem__(self, index: int) -> str:  # type: ignore[override]
-        return self._labels[self._remaining[index]]  # type: ignore[no-any-return]
-
-    def take(self, index: int) -> int:
-        """Remove option ``index``; returns its position in the batch."""
-        return self._remaining.pop(index)  # type: ignore[no-any-return]
-
-    def best(self, priority: Priority) -> int:
-        heap = self._heap
-        if heap is None:
-            # Each task is in a batch once, so its label is its thread.
-            heap = self._heap = [(-priority(label), position) for position, label in enumerate(self._labels)]
-            heapq.heapify(heap)
-        remaining = self._remaining
-        while True:
-            position = heap[0][1]
-            index = _index_in(remaining, position)
-            if index is not None:
-                return index
-            heapq.heappop(heap)  # already taken
-
-    def thread(self, index: int) -> str:
-        return self[index]
-
-
-def _index_in(remaining: Any, position: int) -> int | None:
-    """Where ``position`` is among the sorted ``remaining`` positions, or None."""
-    index = bisect.bisect_left(remaining, position) if isinstance(remaining, list) else remaining.bisect_left(position)
-    return index if index < len(remaining) and remaining[index] == position else None
 
 
 class _PolicyShuffler(random.Random):
@@ -255,7 +196,7 @@ class _PolicyShuffler(random.Random):
         self._steps = 0
         # Trio numbers tasks process-wide; traces need per-simulation numbers.
         self._labels: dict[Any, str] = {}
-        self._uniforms = core.fast_paths.uniforms
+        self._chooser = core.chooser
         self._fifo = core.policy.fifo
         self._append = core.trace.append_raw
         self._extend = core.trace.extend_raw
@@ -306,48 +247,13 @@ class _PolicyShuffler(random.Random):
             self._extend(in_order)
             batch.reverse()
             return
-        uniforms = self._uniforms
-        if uniforms is not None:
-            self._shuffle_uniformly(batch, uniforms)
-            return
-        labels = _BatchLabels([self.label(task) for task in batch])  # once per batch
-        order = []
-        while len(labels) > 1:
-            order.append(batch[labels.take(core.choose("batch", labels))])
-        order.append(batch[labels.take(0)])
-        for task in order:
-            append(self.label(task))
-        batch[:] = reversed(order)
-
-    def _shuffle_uniformly(self, batch: list[Any], uniforms: Callable[[], float]) -> None:
-        """The random policy's order for a batch: option ``int(u * options)``
-        of the tasks not yet ordered, as :class:`_BatchLabels` would offer
-        them, drawn and recorded compactly here (choices.py, trace.py)."""
-        core = self._core
         try:
             labels = list(map(self._labels.__getitem__, batch))  # (one C pass, as FIFO's)
         except KeyError:
             labels = [self.label(task) for task in batch]
-        # Positions not yet ordered, in batch order: a plain list below
-        # ``_SORTED_FROM`` (its C memmove beats a SortedList's Python there).
-        remaining: Any = list(range(len(batch))) if len(batch) < _SORTED_FROM else SortedList(range(len(batch)))
-        record_choice = core.trace.choices.pending.extend
-        append_deviation = core.trace.append_deviation
-        append = self._append
-        ticks = core.clock.ticks
-        order = []
-        for options in range(len(batch), 1, -1):
-            chosen = int(uniforms() * options)
-            record_choice((1, options, chosen, 0))
-            position = remaining.pop(chosen)
-            if chosen:
-                # (The first remaining is FIFO's option: unmoved by this pop.)
-                append(None)  # (trace.py: a deviation)
-                append_deviation((ticks, "choice", labels[position], "batch", chosen, options, 0, labels[remaining[0]]))
-            order.append(position)
-        order.append(remaining[0])
-        for position in order:
-            append(labels[position])
+        # The strategy's order (scheduling/chooser.py), recorded by the chooser.
+        order = self._chooser.batch(labels)
+        self._extend([labels[position] for position in order])
         batch[:] = [batch[position] for position in reversed(order)]
 
 

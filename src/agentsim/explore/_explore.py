@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.options import BackendName, RunOptions
-from .._kernel.policy import STRATEGY_EXPECTED, is_strategy
+from .._kernel.scheduling import STRATEGY_EXPECTED, is_strategy
 from .._kernel.simulation import SimulationResult, simulate
 from .._kernel.validation import whole
 from ._database import FailureDatabase

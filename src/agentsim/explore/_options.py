@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._kernel.options import RunOptions, RunSettings
-from .._kernel.policy import SchedulingPolicy
+from .._kernel.scheduling import SchedulingPolicy
 from .._kernel.validation import whole
 from ._database import DEFAULT_DIRECTORY
 

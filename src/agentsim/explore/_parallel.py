@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._kernel.errors import SimulationConfigError, TaskSnapshot
-from .._kernel.policy import SchedulingPolicy
+from .._kernel.scheduling import SchedulingPolicy
 from .._kernel.simulation import SimulationResult
 from ._runner import Runner
 from ._schedule import Schedule

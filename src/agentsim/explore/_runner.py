@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._kernel.errors import LeftoverTasksWarning, UsageError
-from .._kernel.policy import SchedulingPolicy
+from .._kernel.scheduling import SchedulingPolicy
 from .._kernel.simulation import SimulationResult, simulate
 from ._report import Nondeterminism, leaf_exception
 from ._schedule import Schedule

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.policy import STRATEGY_EXPECTED, ReplayPolicy, SchedulingPolicy, check_deviations, is_strategy, make_policy
+from .._kernel.scheduling import STRATEGY_EXPECTED, ReplayPolicy, SchedulingPolicy, check_deviations, is_strategy, make_policy
 from .._kernel.validation import number, whole
 
 

@@ -22,7 +22,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._kernel.policy import SchedulingPolicy
+from .._kernel.scheduling import SchedulingPolicy
 from .._kernel.simulation import SimulationResult
 from ._database import FailureDatabase
 from ._parallel import RunOutcome, SweepPlan, parallel_outcomes, run_seed

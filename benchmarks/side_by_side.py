@@ -1,0 +1,86 @@
+"""One benchmark script, run against two source trees taking turns, as ratios.
+
+Answers "did this change slow anything down?" in one run: the script runs
+under the working tree's ``src`` and under another tree's (e.g. a worktree of
+the previous commit), alternately, ``--rounds`` times each; every number of
+every table is kept at its best (rates: highest; costs in microseconds:
+lowest) and printed side by side with ``new / old`` as a speed ratio
+(above 1: the working tree is faster). Nothing is asserted.
+
+    git worktree add /tmp/previous HEAD~1
+    python benchmarks/side_by_side.py --against /tmp/previous/src kernel.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NUMBER = re.compile(r"^-?[\d,]+(\.\d+)?$")
+
+
+def run(script: str, arguments: list[str], source: Path) -> str:
+    environment = dict(os.environ, PYTHONPATH=str(source))
+    done = subprocess.run([sys.executable, str(HERE / script), *arguments], env=environment, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def tables(output: str) -> dict[tuple[str, str, int], tuple[float, bool]]:
+    """Every number of every row: (section, row, column) -> (value, lower is better)."""
+    numbers: dict[tuple[str, str, int], tuple[float, bool]] = {}
+    section = ""
+    for line in output.splitlines():
+        if line.startswith("=="):
+            section = line.strip("= ").split(":")[0]
+            continue
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) < 2 or not NUMBER.match(cells[1].rstrip("x")):
+            continue
+        lower_is_better = "(us)" in section or "cost" in section
+        for column, cell in enumerate(cells[1:]):
+            cell = cell.rstrip("x")
+            if NUMBER.match(cell) and not cells[0].startswith(("tuned", "minimal", "trio MockClock")):
+                numbers[(section, cells[0], column)] = (float(cell.replace(",", "")), lower_is_better)
+    return numbers
+
+
+def best(runs: list[dict[tuple[str, str, int], tuple[float, bool]]]) -> dict[tuple[str, str, int], tuple[float, bool]]:
+    kept: dict[tuple[str, str, int], tuple[float, bool]] = {}
+    for numbers in runs:
+        for key, (value, lower) in numbers.items():
+            if key not in kept or (value < kept[key][0] if lower else value > kept[key][0]):
+                kept[key] = (value, lower)
+    return kept
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--against", type=Path, required=True, help="the other tree's src folder")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("script", help="a script of benchmarks/, e.g. kernel.py")
+    parser.add_argument("arguments", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    ours = HERE.parent / "src"
+    old_runs, new_runs = [], []
+    for _ in range(options.rounds):
+        old_runs.append(tables(run(options.script, options.arguments, options.against)))
+        new_runs.append(tables(run(options.script, options.arguments, ours)))
+    old, new = best(old_runs), best(new_runs)
+    print(f"{options.script} {' '.join(options.arguments)}: {options.against} (old) vs {ours} (new), best of {options.rounds} each, taking turns")
+    print(f"{'section':<28} {'row':<26} {'col':>3} {'old':>12} {'new':>12}  speed new/old")
+    for key in sorted(new, key=list(new).index):
+        if key not in old:
+            continue
+        (value, lower), (before, _) = new[key], old[key]
+        ratio = (before / value if lower else value / before) if value and before else float("nan")
+        section, row, column = key
+        print(f"{section[:28]:<28} {row[:26]:<26} {column:>3} {before:>12,.1f} {value:>12,.1f}  {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

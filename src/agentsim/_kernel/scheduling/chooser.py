@@ -1,0 +1,155 @@
+"""The one interface between the backends and a scheduling strategy.
+
+A backend never knows which strategy runs. Where a real event loop's order
+is open, it asks the run's :class:`Chooser` (``policy.chooser(core)``, made
+once per run) and takes the option it returns:
+
+* :meth:`Chooser.timer` (asyncio): continue the ready queue or fire one of
+  the timers due now (:class:`~.choice_options.TimerOptions`);
+* :meth:`Chooser.window`: which windowed timer, or the first point timer,
+  fires next when time must move (``windows.py``);
+* :meth:`Chooser.batch` (trio): the order a batch of runnable tasks runs in;
+* :meth:`Chooser.eager` (asyncio 3.12+, eager task factory): start a task
+  eagerly or defer it.
+
+Each method records the choice on the trace (its compact log, and the
+deviation from the stock option if any): that record *is* the schedule, so
+it is written once, here. This base class asks
+:meth:`SchedulingPolicy.choose` and checks every answer: it serves any
+policy. A built-in strategy subclasses it in its own module with its fast
+paths (random draws its picks from a stream, PCT ranks options without
+being asked); a new strategy adds a policy, and a chooser if it wants one,
+and nothing in the backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from .choice_options import BatchOptions, TimerOptions
+from .kinds import CONTINUE, ChoiceKind
+
+if TYPE_CHECKING:
+    from ..core import SimulationCore
+    from .policy import SchedulingPolicy
+
+#: The options of an ``"eager"`` choice: start the task eagerly (option 0, the
+#: stock one: the program installed the eager factory) or defer it.
+EAGER_OPTIONS: Final = ("eager", "deferred")
+
+
+class Chooser:
+    """One run's scheduling decisions, as the backends ask them.
+
+    Asks the policy's :meth:`~SchedulingPolicy.choose` at each decision;
+    an answer that is not an option ends the run with a
+    :class:`~agentsim.SimulationConfigError` naming the policy and the
+    choice (the stock option is taken meanwhile, so that clean-up runs).
+    """
+
+    #: True: the backend offers ranked options (``ranking.py``) and keeps
+    #: their heap up to date (PCT's chooser).
+    ranks_options: bool = False
+
+    def __init__(self, core: SimulationCore) -> None:
+        if not callable(getattr(getattr(core, "policy", None), "choose", None)) or not hasattr(core, "trace"):
+            from ..errors import SimulationConfigError
+
+            raise SimulationConfigError(
+                "core", core, "the simulation a policy's chooser(core) receives (a Chooser is made by SchedulingPolicy.chooser, not directly)"
+            )
+        self.policy: SchedulingPolicy = core.policy
+        self._core = core
+        self._clock = core.clock
+        trace = core.trace
+        self._trace = trace
+        #: The trace's hot-path appends (trace.py, choices.py), bound once.
+        self._record_choice = trace.choices.pending.extend
+        self._append_event = trace.append_raw
+        self._append_deviation = trace.append_deviation
+
+    # -- what the backends ask -------------------------------------------------
+
+    def choose(self, kind: ChoiceKind, labels: Sequence[str], fifo: int = 0) -> int:
+        """One choice among ``labels`` (``fifo``: the stock option), asked of
+        the policy, checked and recorded. Doubles' own choices
+        (:func:`agentsim.choose`) come here too."""
+        chosen = self.policy.choose(kind, labels)
+        options = len(labels)
+        if (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options:
+            chosen = self._rejected(kind, labels, chosen, fifo)
+        self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, options)
+        return chosen
+
+    def timer(self, options: TimerOptions, unchanged: bool) -> int:
+        """Continue the ready queue (option 0, when a batch runs) or fire one
+        of the due timers. ``unchanged``: the options are those of the last
+        timer choice, whose answer was to continue (a strategy whose answer
+        depends only on the options may then repeat it)."""
+        return self.choose("timer", options.snapshot(), options.fifo)
+
+    def window(self, options: Sequence[str]) -> int:
+        """Which candidate fires next when time must move (``windows.py``:
+        options in nominal order, option 0 the stock one)."""
+        return self.choose("window", options)
+
+    def batch(self, labels: list[str]) -> list[int]:
+        """The order a batch of runnable tasks (``labels``, in trio's batch
+        order) runs in: their positions, first to run first. Each pick among
+        the tasks not yet ordered is one ``"batch"`` choice (stock: the first)."""
+        options = BatchOptions(labels)
+        order = []
+        while len(options) > 1:
+            order.append(options.take(self.choose("batch", options)))
+        order.append(options.take(0))
+        return order
+
+    def eager(self) -> bool:
+        """Whether a task made under asyncio's eager task factory starts eagerly."""
+        return self.choose("eager", EAGER_OPTIONS) == 0
+
+    # -- recording ---------------------------------------------------------------
+
+    def _record_timer(self, options: TimerOptions, chosen: int) -> None:
+        """A timer choice's record, in the trace's compact form (trace.py)."""
+        fifo = options.fifo
+        self._record_choice((0, options.length, chosen, fifo))
+        if chosen != fifo:
+            due = options.due
+            label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
+            self._append_event(None)  # (trace.py: a deviation)
+            self._append_deviation((self._clock.ticks, "choice", label, "timer", chosen, options.length, fifo, due[0][3]))
+
+    def _rejected(self, kind: ChoiceKind, labels: Sequence[str], chosen: object, fifo: int) -> int:
+        """A policy answered something that is not an option: end the run, take FIFO's."""
+        from ..errors import SimulationConfigError
+
+        self._core.abort(
+            SimulationConfigError(
+                f"{type(self.policy).__name__}.choose",
+                chosen,
+                f"an index from 0 to {len(labels) - 1} for a {kind!r} choice among {list(labels)[:8]}",
+            )
+        )
+        return fifo
+
+
+class TrustedChooser(Chooser):
+    """The chooser of a built-in policy whose answers are always options:
+    asked directly, not checked, and recorded compactly."""
+
+    def choose(self, kind: ChoiceKind, labels: Sequence[str], fifo: int = 0) -> int:
+        chosen = self.policy.choose(kind, labels)
+        self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, len(labels))
+        return chosen
+
+    def timer(self, options: TimerOptions, unchanged: bool) -> int:
+        chosen = self.policy.choose("timer", options)
+        self._record_timer(options, chosen)
+        return chosen
+
+    def window(self, options: Sequence[str]) -> int:
+        chosen = self.policy.choose("window", options)
+        self._trace.record_window_choice(self._clock.ticks, options.in_order, chosen)  # type: ignore[attr-defined]
+        return chosen

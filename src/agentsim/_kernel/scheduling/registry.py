@@ -1,0 +1,70 @@
+"""The built-in strategies by name: what ``strategy=`` accepts.
+
+Adding a strategy: its policy (and chooser, if it has fast paths) in a new
+module of this package, plus one entry in :data:`STRATEGIES`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..errors import SimulationConfigError
+from .pct import PCTPolicy
+from .policy import SchedulingPolicy
+from .random_policy import RandomPolicy
+from .stock import FifoPolicy, JitterPolicy
+
+
+#: Strategy names accepted by ``strategy=``, each a factory taking the seed.
+STRATEGIES: Final = {
+    "fifo": lambda seed: FifoPolicy(),
+    "jitter": lambda seed: JitterPolicy(),
+    "random": RandomPolicy,
+    "pct": PCTPolicy,
+}
+
+
+def pct_parameters(strategy: str) -> tuple[int, int] | None:
+    """``(depth, steps)`` of a strategy written ``"pct/DEPTH/STEPS"`` (as sweeps
+    report PCT, whose parameters are part of the schedule), else None."""
+    parts = strategy.split("/")
+    if len(parts) != 3 or parts[0] != "pct" or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    depth, steps = int(parts[1]), int(parts[2])
+    return (depth, steps) if depth >= 1 and steps >= 1 else None
+
+
+def is_strategy(strategy: object) -> bool:
+    """A strategy name, ``"pct/DEPTH/STEPS"``, or a :class:`SchedulingPolicy`."""
+    if isinstance(strategy, SchedulingPolicy):
+        return True
+    return isinstance(strategy, str) and (strategy in STRATEGIES or pct_parameters(strategy) is not None)
+
+
+#: What a strategy may be, for error messages.
+STRATEGY_EXPECTED: Final = "one of 'fifo', 'jitter', 'random', 'pct', 'pct/DEPTH/STEPS' (as reported by a sweep) or a SchedulingPolicy instance"
+
+
+def parse_strategy(text: str) -> str:
+    """``text`` if it names a strategy: the ``type`` of command-line options
+    (argparse's error says what is expected)."""
+    import argparse
+
+    if not is_strategy(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {STRATEGY_EXPECTED.replace(' or a SchedulingPolicy instance', '')}")
+    return text
+
+
+def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy:
+    """The policy for ``strategy`` (a name from :data:`STRATEGIES`,
+    ``"pct/DEPTH/STEPS"``, or an instance)."""
+    if isinstance(strategy, SchedulingPolicy):
+        return strategy
+    if isinstance(strategy, str):
+        parameters = pct_parameters(strategy)
+        if parameters is not None:
+            return PCTPolicy(seed, depth=parameters[0], steps=parameters[1])
+        factory = STRATEGIES.get(strategy)
+        if factory is not None:
+            return factory(seed)
+    raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import agentsim
-from agentsim._inbox import Inbox
+from agentsim.toolkit.inbox import Inbox
 
 
 def _program(make_inbox: Any) -> Any:

@@ -43,8 +43,8 @@ from ._kernel.scheduling import SchedulingPolicy as SchedulingPolicy
 from ._kernel.simulation import SimulationResult as SimulationResult
 from ._kernel.simulation import run as run
 from ._kernel.simulation import simulate as simulate
-from ._kernel.trace import Trace as Trace
-from ._kernel.trace import TraceEvent as TraceEvent
+from ._kernel.tracing.trace import Trace as Trace
+from ._kernel.tracing.trace import TraceEvent as TraceEvent
 from ._kernel.view import SimulationView as SimulationView
 from .explore import ExploreOptions as ExploreOptions
 from .explore import ExploreReport as ExploreReport

@@ -8,9 +8,25 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "agentsim"
 ADAPTER = SOURCE / "contrib" / "openai_agents"
-LAYERS = ["_kernel", "scenario", "doubles", "explore", "integrations"]
-DOUBLES = {"realtime", "models", "voice", "sandbox", "audio", "timing", "link", "validation", "contrib"}
-INTEGRATIONS = {"pytest_plugin", "_pytest_shards", "cli", "timeline", "config", "hypothesis"}
+#: The layers, bottom up, by the name a folder declares in its __init__
+#: (``__layer__``); doubles and the explorer are siblings.
+RANKS = {"kernel": 0, "toolkit": 1, "doubles": 2, "explorer": 2, "integrations": 3}
+#: The built-in strategies' classes: named only in the scheduling package
+#: (and exported by the top package).
+STRATEGY_CLASSES = ("FifoPolicy", "JitterPolicy", "RandomPolicy", "PCTPolicy", "ReplayPolicy", "RandomChooser", "PCTChooser", "TrustedChooser")
+
+
+def _declared_layers() -> dict[str, str]:
+    """Each top-level folder's ``__layer__``, read from its ``__init__.py``."""
+    layers = {}
+    for init in sorted(SOURCE.glob("*/__init__.py")):
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__layer__" for t in node.targets):
+                layers[init.parent.name] = ast.literal_eval(node.value)
+    return layers
+
+
+LAYERS = _declared_layers()
 
 
 def _imports(path: Path) -> list[str]:
@@ -31,22 +47,53 @@ def _imports(path: Path) -> list[str]:
     return names
 
 
-def _layer(module: str) -> int | None:
+def _layer(module: str) -> str | None:
+    """The layer of the folder ``module`` lives in (None: the top package
+    and its loose modules, which only re-export)."""
     parts = module.split(".")
-    if parts[0] != "agentsim" or len(parts) < 2 or parts[1] == "__init__":
+    if parts[0] != "agentsim" or len(parts) < 2:
         return None
-    top = parts[1]
-    if top == "_kernel":
-        return 0
-    if top == "scenario":
-        return 1
-    if top in DOUBLES:
-        return 2
-    if top == "explore":
-        return 3
-    if top in INTEGRATIONS:
-        return 4
-    return None
+    return LAYERS.get(parts[1])
+
+
+def test_every_folder_declares_a_known_layer() -> None:
+    folders = sorted(init.parent.name for init in SOURCE.glob("*/__init__.py"))
+    assert folders == sorted(LAYERS), f"folders without __layer__: {sorted(set(folders) - set(LAYERS))}"
+    assert {name: layer for name, layer in LAYERS.items() if layer not in RANKS} == {}
+    assert LAYERS["_kernel"] == "kernel" and LAYERS["integrations"] == "integrations"
+
+
+def test_loose_top_level_modules_only_re_export() -> None:
+    """Code lives in the layers' folders: a module beside ``__init__`` only
+    keeps a public name (imports, and making itself the moved module)."""
+    offenders = []
+    for path in sorted(SOURCE.glob("*.py")):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # the docstring
+            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in ("sys.modules[__name__]", "__all__"):
+                continue
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'":
+                continue
+            offenders.append(f"{path.name}:{node.lineno} {ast.unparse(node)[:60]}")
+    assert offenders == []
+
+
+def test_the_built_in_strategies_are_named_only_in_the_scheduling_package() -> None:
+    scheduling = SOURCE / "_kernel" / "scheduling"
+    offenders = [
+        f"{path.relative_to(SOURCE)}: {name}"
+        for path in SOURCE.rglob("*.py")
+        if scheduling not in path.parents and path != SOURCE / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in [node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.alias) else None]
+        if name in STRATEGY_CLASSES
+    ]
+    assert offenders == []
 
 
 def test_only_the_sdk_adapter_imports_the_sdk() -> None:
@@ -61,6 +108,8 @@ def test_only_the_sdk_adapter_imports_the_sdk() -> None:
 
 
 def test_imports_point_down_the_layers() -> None:
+    """Down only; siblings of one rank (the doubles, the explorer) do not
+    import each other; folders of one layer may."""
     offenders = []
     for path in SOURCE.rglob("*.py"):
         own = _layer(".".join(("agentsim", *path.relative_to(SOURCE).with_suffix("").parts)))
@@ -68,8 +117,8 @@ def test_imports_point_down_the_layers() -> None:
             continue
         for name in _imports(path):
             target = _layer(name)
-            if target is not None and target > own:
-                offenders.append(f"{path.relative_to(SOURCE)} ({LAYERS[own]}) imports {name} ({LAYERS[target]})")
+            if target is not None and (RANKS[target] > RANKS[own] or (RANKS[target] == RANKS[own] and target != own)):
+                offenders.append(f"{path.relative_to(SOURCE)} ({own}) imports {name} ({target})")
     assert offenders == []
 
 

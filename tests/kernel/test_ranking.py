@@ -133,7 +133,7 @@ def test_pct_replays_and_orders_wide_instants_on_both_backends() -> None:
 def test_many_due_timers_schedule_as_few_do(strategy: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past ``_SORTED_DUE_ABOVE`` timers due together, the loop keeps them in
     a SortedList: the same schedule as the plain list (seeds 1-3), replayable."""
-    import agentsim._kernel.asyncio_loop as loop_module
+    import agentsim._kernel.backends.asyncio_loop as loop_module
     import agentsim._kernel.scheduling.choice_options as options_module
     from agentsim._kernel.scheduling import PCTChooser
 
@@ -214,7 +214,7 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
     change points have passed (and the one-due-timer question ranked
     inline), scanning a few due timers instead of a heap, running an
     instant's batches on the FIFO path while they hold no choice."""
-    import agentsim._kernel.asyncio_loop as loop_module
+    import agentsim._kernel.backends.asyncio_loop as loop_module
     import agentsim._kernel.scheduling.choice_options as options_module
     from agentsim._kernel.scheduling import PCTChooser
 

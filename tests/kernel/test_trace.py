@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentsim
-from agentsim._kernel.choices import Choice, ChoiceLog
-from agentsim._kernel.trace import Trace
+from agentsim._kernel.tracing.choices import Choice, ChoiceLog
+from agentsim._kernel.tracing.trace import Trace
 
 
 def _steps(trace: Trace, count: int, *, start: int = 0) -> None:

@@ -289,7 +289,7 @@ def test_a_timer_due_now_fires_once_when_the_heap_is_compacted_mid_instant(strat
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_direct_time_matches_anyio_on_both_backends(backend: str) -> None:
-    from agentsim._kernel import direct_time
+    from agentsim._kernel.backends import direct_time
 
     async def main() -> list[float]:
         seen = []

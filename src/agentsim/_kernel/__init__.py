@@ -1,6 +1,15 @@
-"""The simulation kernel: virtual clock, event loops, scheduling policy, trace.
+"""The simulation kernel: virtual clock, event loops, scheduling, trace.
 
-Nothing here imports a layer above it. ``backend.py`` is the seam between the
-driver (``simulation.py``) and the two loops (``asyncio_*``, ``trio_backend``);
-``policy.py`` is the seam where every open ordering choice is made.
+* ``clock.py``: every rule of virtual time; ``core.py``: what one simulation
+  owns; ``simulation.py``: the driver (``run``, ``simulate``);
+* ``scheduling/``: every decision about order (policies, their choosers);
+* ``backends/``: the asyncio loop and the trio backend, which ask the run's
+  chooser where their order is open and never name a strategy;
+* ``tracing/``: the trace and the choice log; ``patches/``: determinism and
+  escape guards.
+
+Nothing here imports a layer above it.
 """
+
+#: This folder's layer (tests/api/test_layers.py): the bottom one.
+__layer__ = "kernel"

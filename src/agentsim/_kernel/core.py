@@ -19,7 +19,7 @@ from typing import Any, Final
 from .clock import TICKS_PER_SECOND, VirtualClock
 from .errors import NotInSimulationError, SimulationError, SimulationEscapeError, TaskSnapshot, WallTimeoutError
 from .scheduling import ChoiceKind, SchedulingPolicy
-from .trace import Trace
+from .tracing.trace import Trace
 
 #: The real clock, captured before any patch; only the wall-timeout watchdog reads it.
 real_perf_counter: Final = time.perf_counter
@@ -98,7 +98,7 @@ class SimulationCore:
         return deadline is not None and real_perf_counter() > deadline
 
     def wall_timeout_error(self, running: object = None, executing: tuple[str, ...] = ()) -> WallTimeoutError:
-        from .snapshots import snapshot_task
+        from .tracing.snapshots import snapshot_task
 
         task = snapshot_task(running) if running is not None else None
         return WallTimeoutError(self.wall_timeout or 0.0, self.now, task, executing)

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal, TypedDict, TypeVar
 
 from .errors import SimulationConfigError
 from .scheduling import STRATEGY_EXPECTED, SchedulingPolicy, is_strategy
-from .escapes import check_escape_allowlist
+from .patches.escapes import check_escape_allowlist
 from .validation import limit, whole
 
 BackendName = Literal["asyncio", "trio"]

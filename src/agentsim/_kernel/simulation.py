@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from typing import Unpack
 
-from .backend import Backend, Outcome
+from .backends.backend import Backend, Outcome
 from .clock import VirtualClock
 from .core import SimulationCore, current_core, set_current_core
 from . import extensions
-from .determinism import SeededGlobalRandom, clock_patches, module_name_patches
+from .patches.determinism import SeededGlobalRandom, clock_patches, module_name_patches
 from .errors import (
     ConcurrentSimulationError,
     LeftoverTasksWarning,
@@ -31,15 +31,15 @@ from .errors import (
     SimulationEscapeError,
     TaskSnapshot,
 )
-from .escapes import escape_guards
-from .unawaited import unawaited_hook
+from .patches.escapes import escape_guards
+from .patches.unawaited import unawaited_hook
 from .frames import frame_site, is_generated, is_loop_machinery, is_program_code
-from .ordered_sets import ordered_library_sets
-from .patching import SharedInstaller
+from .patches.ordered_sets import ordered_library_sets
+from .patches.patching import SharedInstaller
 from .options import RunOptions, RunSettings
 from .scheduling import SchedulingPolicy, make_policy
-from .threads import inline_threads
-from .trace import Trace
+from .patches.threads import inline_threads
+from .tracing.trace import Trace
 
 T = TypeVar("T")
 
@@ -90,10 +90,10 @@ class SimulationResult(Generic[T]):
 def _backend(name: str) -> Backend:
     # Imported on first use: an asyncio simulation never imports trio.
     if name == "trio":
-        from .trio_backend import TrioBackend
+        from .backends.trio_backend import TrioBackend
 
         return TrioBackend()
-    from .asyncio_backend import AsyncioBackend
+    from .backends.asyncio_backend import AsyncioBackend
 
     return AsyncioBackend()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from .core import SimulationCore, current_core
-from .trace import Trace
+from .tracing.trace import Trace
 
 
 class SimulationView:

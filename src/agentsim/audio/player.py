@@ -24,8 +24,8 @@ from .._kernel.validation import non_negative
 from .._kernel.lanes import register_lane
 from .._kernel.ownership import OneSimulation
 from ..contrib.openai_agents.sdk import RealtimePlaybackTracker
-from ..link import OrderedLink
-from ..timing import DelaySource, DelaySpec
+from ..toolkit.link import OrderedLink
+from ..toolkit.timing import DelaySource, DelaySpec
 
 _T = TypeVar("_T")
 

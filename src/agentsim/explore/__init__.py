@@ -6,6 +6,9 @@ each failure to the fewest deviations from FIFO order and the least delay
 jitter, and reports a line that replays it. ``replay`` runs one schedule.
 """
 
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "explorer"
+
 from ._database import CorruptFailureEntryWarning as CorruptFailureEntryWarning
 from ._database import FailureDatabase as FailureDatabase
 from ._database import FailureDatabaseWarning as FailureDatabaseWarning

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .._kernel.errors import AgentsimWarning, TaskSnapshot
 from .._kernel.frames import format_site, is_agentsim, is_program_code
-from .._kernel.trace import Trace, TraceEvent
+from .._kernel.tracing.trace import Trace, TraceEvent
 from ._schedule import Schedule
 
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.scheduling import STRATEGY_EXPECTED, ReplayPolicy, SchedulingPolicy, check_deviations, is_strategy, make_policy
+from .._kernel.scheduling import STRATEGY_EXPECTED, SchedulingPolicy, check_deviations, is_strategy, make_policy, replay_policy
 from .._kernel.validation import number, whole
 
 
@@ -67,10 +67,8 @@ class Schedule:
 
     def policy(self) -> SchedulingPolicy:
         if self.deviations is not None:
-            policy = ReplayPolicy(self.deviations, jitter_scale=self.jitter, windows=self.windows)
-            if self.strategy == "fifo":
-                policy.name = "fifo"  # type: ignore[misc]  # the nominal run: fifo, counting its choice points
-            return policy
+            # (The nominal run is named fifo: fifo, counting its choice points.)
+            return replay_policy(self.deviations, jitter_scale=self.jitter, windows=self.windows, name="fifo" if self.strategy == "fifo" else None)
         # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
         return make_policy(self.strategy, self.seed)
 

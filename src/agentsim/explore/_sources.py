@@ -22,7 +22,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._kernel.scheduling import SchedulingPolicy
+from .._kernel.scheduling import SchedulingPolicy, sized_for_a_sweep
 from .._kernel.simulation import SimulationResult
 from ._database import FailureDatabase
 from ._parallel import RunOutcome, SweepPlan, parallel_outcomes, run_seed
@@ -109,10 +109,13 @@ class SeedSweep:
 
     def candidates(self, runner: Runner) -> Iterator[Candidate]:
         nominal: SimulationResult[Any] | None = None
-        strategy: str | SchedulingPolicy = self._strategy
-        if strategy == "pct":
+
+        def nominal_choice_points() -> int:
+            nonlocal nominal
             nominal = runner.run(Schedule.nominal(self._base_seed))
-            strategy = f"pct/{self._pct_depth}/{max(8, nominal.choice_points)}"
+            return nominal.choice_points
+
+        strategy = sized_for_a_sweep(self._strategy, self._pct_depth, nominal_choice_points)
         plan = SweepPlan(runner.async_fn, runner.args, runner.backend, runner.options, strategy, self._base_seed, self._check_determinism)
         if self._processes == 1 and self._executor is None:
             outcomes: Iterator[RunOutcome] = _serial_outcomes(plan, self.seeds, runner, nominal)

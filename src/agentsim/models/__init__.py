@@ -6,9 +6,12 @@
 ``TimedModel.abort`` aborts a request (``ScriptedModelRequestAbortedError``).
 """
 
-from ..timing import exponential as exponential
-from ..timing import lognormal as lognormal
-from ..timing import uniform as uniform
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "doubles"
+
+from ..toolkit.timing import exponential as exponential
+from ..toolkit.timing import lognormal as lognormal
+from ..toolkit.timing import uniform as uniform
 from ._errors import model_error as model_error
 from ._timed import TimedModel as TimedModel
 from ._timed import TimedModelCall as TimedModelCall

@@ -15,7 +15,7 @@ from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import whole
-from ..timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
+from ..toolkit.timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
 from .errors import AbortPhase, ScriptedModelRequestAbortedError
 
 Outcome = Literal["running", "completed", "failed", "cancelled", "closed", "aborted"]

@@ -7,6 +7,9 @@ virtual clock. ``TimedRealtimeModel`` puts the SDK's own
 ``ScriptedRealtimeModel`` on the clock instead. See ``docs/realtime.md``.
 """
 
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "doubles"
+
 from ..contrib.openai_agents.sdk import turn_ended as turn_ended
 from ..contrib.openai_agents.sdk import turn_started as turn_started
 from .calls import ConnectOptions as ConnectOptions

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import numpy.typing as npt
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from ..contrib.openai_agents.sdk import (
     RealtimeModelAudioDoneEvent,
     RealtimeModelAudioEvent,
@@ -19,7 +19,7 @@ from ..contrib.openai_agents.sdk import (
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from ..audio import pcm
-from ..timing import Pacer, Speed, check_speed
+from ..toolkit.timing import Pacer, Speed, check_speed
 from ..contrib.openai_agents.sdk import turn_ended, turn_started
 from .._kernel.validation import positive, whole, non_negative
 

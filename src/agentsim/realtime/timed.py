@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative, whole
@@ -34,7 +34,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelSendInterrupt,
     interrupt_scope,
 )
-from ..timing import DelaySource, DelaySpec, Speed, check_speed, uniform
+from ..toolkit.timing import DelaySource, DelaySpec, Speed, check_speed, uniform
 from ..contrib.openai_agents._wrapping import Wrapping
 from .listeners import Listeners, closing_events
 

@@ -20,11 +20,11 @@ import anyio
 import anyio.abc
 import numpy.typing as npt
 
-from .._inbox import Inbox
+from ..toolkit.inbox import Inbox
 from .._kernel.core import record_event, require_core
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
-from ..timing import Speed
+from ..toolkit.timing import Speed
 from ..contrib.openai_agents.sdk import (
     RealtimeModel,
     RealtimeModelConfig,

@@ -8,6 +8,9 @@ duration in virtual time, and an ``exec`` that would run past its
 sandbox does.
 """
 
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "doubles"
+
 from ._timed import timed_sandbox_session as timed_sandbox_session
 
 __all__ = [

@@ -20,7 +20,7 @@ import anyio
 
 from .._kernel.core import record_event
 from ..contrib.openai_agents.sdk import sandbox_errors, sandbox_pty
-from ..timing import DelaySource
+from ..toolkit.timing import DelaySource
 
 #: Process ids of running commands start here (the SDK's lowest).
 FIRST_PROCESS_ID = 1000

@@ -10,7 +10,7 @@ import anyio
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
-from ..timing import DelaySource, DelaySpec
+from ..toolkit.timing import DelaySource, DelaySpec
 from ..contrib.openai_agents.sdk import sandbox_errors, testing
 from ._pty import PtyProcesses
 

@@ -6,6 +6,9 @@ side beside the application side under structured concurrency and one
 deadline. The realtime transport (``agentsim.realtime``) is built on it.
 """
 
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "toolkit"
+
 from ._run import run_scenario as run_scenario
 from ._script import CallScript as CallScript
 from ._script import Notifier as Notifier

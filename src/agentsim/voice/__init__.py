@@ -5,6 +5,9 @@ They compose with ``agents.voice.testing`` (``ScriptedSTTModel``,
 ``ScriptedTTSModel``) and run the real ``VoicePipeline`` on virtual time.
 """
 
+#: This folder's layer (tests/api/test_layers.py): imports point only down.
+__layer__ = "doubles"
+
 from .microphone import Milestone as Milestone
 from .microphone import Segment as Segment
 from .microphone import SimulatedMicrophone as SimulatedMicrophone

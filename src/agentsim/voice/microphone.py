@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio
 import numpy as np
 import numpy.typing as npt
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from ..contrib.openai_agents.sdk import StreamedAudioInput
 
 from .._kernel.core import record_event

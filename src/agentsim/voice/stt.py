@@ -7,13 +7,13 @@ from typing import Any
 
 import anyio
 
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from ..contrib.openai_agents.sdk import STTModel
 from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative
-from ..timing import DelaySource, DelaySpec
+from ..toolkit.timing import DelaySource, DelaySpec
 
 
 @dataclass

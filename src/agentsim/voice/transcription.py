@@ -7,12 +7,12 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from ..contrib.openai_agents.sdk import StreamedAudioInput, voice_testing
 
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
-from ..timing import DelaySource, DelaySpec
+from ..toolkit.timing import DelaySource, DelaySpec
 from .microphone import Milestone, SimulatedMicrophone
 
 

@@ -6,13 +6,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import anyio
-from .._kernel import direct_time
+from .._kernel.backends import direct_time
 from ..contrib.openai_agents.sdk import TTSModel, TTSModelSettings
 
 from ..contrib.openai_agents._wrapping import Wrapping
 from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
-from ..timing import DelaySource, DelaySpec
+from ..toolkit.timing import DelaySource, DelaySpec
 from .._kernel.validation import whole
 
 

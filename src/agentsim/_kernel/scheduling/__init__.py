@@ -16,7 +16,16 @@ from .chooser import EAGER_OPTIONS, Chooser, TrustedChooser
 from .pct import PCTChooser, PCTPolicy
 from .policy import CONTINUE, ChoiceKind, SchedulingPolicy, fifo_choice
 from .random_policy import RandomChooser, RandomPolicy, eligible_window_options, uniform_stream
-from .registry import STRATEGIES, STRATEGY_EXPECTED, is_strategy, make_policy, parse_strategy, pct_parameters
+from .registry import (
+    STRATEGIES,
+    STRATEGY_EXPECTED,
+    is_strategy,
+    make_policy,
+    parse_strategy,
+    pct_parameters,
+    replay_policy,
+    sized_for_a_sweep,
+)
 from .replay import ReplayPolicy, check_deviations
 from .stock import FifoPolicy, JitterPolicy
 
@@ -43,5 +52,7 @@ __all__ = [
     "make_policy",
     "parse_strategy",
     "pct_parameters",
+    "replay_policy",
+    "sized_for_a_sweep",
     "uniform_stream",
 ]

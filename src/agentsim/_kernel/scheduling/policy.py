@@ -44,7 +44,7 @@ __all__ = ["CONTINUE", "ChoiceKind", "SchedulingPolicy", "fifo_choice"]
 
 if TYPE_CHECKING:
     from ..core import SimulationCore
-    from ..trace import Trace
+    from ..tracing.trace import Trace
     from .chooser import Chooser
 
 class SchedulingPolicy(ABC):

@@ -6,12 +6,14 @@ module of this package, plus one entry in :data:`STRATEGIES`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from ..errors import SimulationConfigError
 from .pct import PCTPolicy
 from .policy import SchedulingPolicy
 from .random_policy import RandomPolicy
+from .replay import ReplayPolicy
 from .stock import FifoPolicy, JitterPolicy
 
 
@@ -68,3 +70,22 @@ def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy
         if factory is not None:
             return factory(seed)
     raise SimulationConfigError("strategy", strategy, STRATEGY_EXPECTED)
+
+
+def sized_for_a_sweep(strategy: str | SchedulingPolicy, pct_depth: int, measure: Callable[[], int]) -> str | SchedulingPolicy:
+    """``strategy`` as a sweep runs it: PCT's step bound is the choices a run
+    makes, so ``"pct"`` becomes ``"pct/DEPTH/STEPS"`` with ``measure()``
+    (the nominal run's choice points, at least 8); others are unchanged and
+    ``measure`` is not called."""
+    if strategy == "pct":
+        return f"pct/{pct_depth}/{max(8, measure())}"
+    return strategy
+
+
+def replay_policy(deviations: dict[int, int], *, jitter_scale: float, windows: bool, name: str | None = None) -> SchedulingPolicy:
+    """The policy replaying a schedule's deviations (``name``: the strategy
+    it stands for in reports, e.g. ``"fifo"`` for the nominal run)."""
+    policy = ReplayPolicy(deviations, jitter_scale=jitter_scale, windows=windows)
+    if name is not None:
+        policy.name = name  # type: ignore[misc]
+    return policy

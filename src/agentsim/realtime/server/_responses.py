@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ...audio import pcm
-from ...timing import Pacer
+from ...toolkit.timing import Pacer
 from . import _events as ev
 from ._script import CallTool, Reply, Step
 from ._session import turn_detection

@@ -23,8 +23,8 @@ from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
 from ..._kernel.ownership import OneSimulation
 from ..._kernel.validation import non_negative, positive
-from ...link import OrderedLink
-from ...timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
+from ...toolkit.link import OrderedLink
+from ...toolkit.timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
 from . import _events as ev
 from ._endpoint import ConnectRequest, inspect_request, rejection
 from ._rules import RULES, RealtimeServerRuleError, RuleViolation, selected_rules

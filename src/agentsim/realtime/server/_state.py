@@ -9,8 +9,8 @@ from functools import partial
 from typing import Any
 
 from ..._kernel.core import record_event
-from ...link import OrderedLink
-from ...timing import DelaySource, Speed
+from ...toolkit.link import OrderedLink
+from ...toolkit.timing import DelaySource, Speed
 from . import _events as ev
 from ._endpoint import ConnectRequest
 from ._rules import RULES, RuleViolation

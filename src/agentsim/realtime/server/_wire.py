@@ -17,8 +17,8 @@ from typing import Any
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
 from websockets.frames import Close
 
-from ..._inbox import Inbox
-from ...link import OrderedLink
+from ...toolkit.inbox import Inbox
+from ...toolkit.link import OrderedLink
 
 _CLEAN = object()
 

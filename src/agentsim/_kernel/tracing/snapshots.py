@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from types import FrameType
 from typing import Any
 
-from .errors import TaskSnapshot
-from .frames import format_site
-from .frames import is_kernel
+from ..errors import TaskSnapshot
+from ..frames import format_site
+from ..frames import is_kernel
 
 
 def caller_site(depth: int = 2) -> str:

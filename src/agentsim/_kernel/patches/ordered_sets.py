@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, MutableSet
 from typing import Any, TypeVar
 
-from .core import current_core
+from ..core import current_core
 from .patching import PatchSet, SharedInstaller
 
 T = TypeVar("T")

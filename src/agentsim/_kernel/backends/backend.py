@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import inspect
 from typing import Any, TypeVar
 
-from .core import SimulationCore
-from .errors import SimulationConfigError, TaskSnapshot
+from ..core import SimulationCore
+from ..errors import SimulationConfigError, TaskSnapshot
 
 T = TypeVar("T")
 

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .core import current_core
+from ..core import current_core
 from .patching import PatchSet, SharedInstaller
-from .snapshots import describe_callable
+from ..tracing.snapshots import describe_callable
 
 
 def _inline(real: Callable[..., Any], checkpoint: Callable[[], Any]) -> Callable[..., Any]:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .choices import KIND_CODES, ChoiceLog, running_hash
-from .clock import TICKS_PER_SECOND
-from .scheduling.windows import Option, OptionLabels
+from ..clock import TICKS_PER_SECOND
+from ..scheduling.windows import Option, OptionLabels
 
 #: Event kinds that record the scheduler's own work and the delays it drew: left
 #: out of the order digest (timing, not order).
@@ -96,7 +96,7 @@ class Trace:
     ``digest()`` is identical for identical schedules and differs when the
     order of events differs. ``events`` holds the last ``keep_last`` events
     (all of them when ``keep_last`` is None); ``choices`` the choices the
-    scheduling policy made (a :class:`~agentsim._kernel.choices.ChoiceLog`:
+    scheduling policy made (a :class:`~agentsim._kernel.tracing.choices.ChoiceLog`:
     all counted and hashed, the last ``keep_last`` kept, every deviation kept).
     """
 
@@ -271,7 +271,7 @@ class Trace:
     def format(self, last: int | None = 50) -> str:
         """A readable timeline of the last ``last`` kept events, in virtual ms."""
         if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
-            from .errors import SimulationConfigError
+            from ..errors import SimulationConfigError
 
             raise SimulationConfigError("last", last, "how many of the last events to show (a whole number >= 0), or None for all")
         events = self.events

@@ -51,13 +51,13 @@ from trio._core import _run as trio_run_module
 from trio.testing import MockClock
 
 from .backend import Backend, Outcome, call_async_fn
-from .clock import TICKS_PER_SECOND, seconds_to_ticks
-from .core import SimulationCore
-from .errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
-from .patching import PatchSet
-from .scheduling.ranking import Priority
-from .snapshots import snapshot_task
-from .scheduling.windows import WindowedTimers, window_ticks
+from ..clock import TICKS_PER_SECOND, seconds_to_ticks
+from ..core import SimulationCore
+from ..errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
+from ..patches.patching import PatchSet
+from ..scheduling.ranking import Priority
+from ..tracing.snapshots import snapshot_task
+from ..scheduling.windows import WindowedTimers, window_ticks
 
 _WALL_CHECK_EVERY = 1024
 
@@ -284,7 +284,7 @@ def _recording_cancel(original: Callable[..., Any]) -> Callable[..., Any]:
     simulation's trace, with who asked (a timeout's expiry is the exit's)."""
 
     def cancel(scope: Any, *args: Any, **kwargs: Any) -> Any:
-        from .core import current_core
+        from ..core import current_core
 
         core = current_core()
         if core is not None and not scope.cancel_called:

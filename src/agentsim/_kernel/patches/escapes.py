@@ -35,10 +35,10 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from .core import current_core
-from .errors import SimulationEscapeError
+from ..core import current_core
+from ..errors import SimulationEscapeError
 from .patching import PatchSet, SharedInstaller
-from .frames import first_program_frame, frame_site, is_agentsim, is_loop_machinery, is_program_code, is_stdlib
+from ..frames import first_program_frame, frame_site, is_agentsim, is_loop_machinery, is_program_code, is_stdlib
 
 def _user_site(depth: int = 2) -> str:
     """Where the program made the call: the first frame up the stack that is
@@ -53,7 +53,7 @@ ESCAPE_KINDS: Final = ("socket", "thread", "subprocess", "sleep", "block", "sign
 
 def check_escape_allowlist(entries: object) -> tuple[str, ...]:
     """An ``allow_escapes`` list, checked: kinds, or ``"kind:text"``."""
-    from .errors import SimulationConfigError
+    from ..errors import SimulationConfigError
 
     if isinstance(entries, str) or not isinstance(entries, (list, tuple)):
         raise SimulationConfigError("allow_escapes", entries, f"a list of escape kinds ({', '.join(ESCAPE_KINDS)}) or 'kind:text' entries")

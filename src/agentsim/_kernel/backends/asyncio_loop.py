@@ -39,12 +39,25 @@ from typing import Any, Final, TypeAlias
 
 from sortedcontainers import SortedList
 
-from .clock import TICKS_PER_SECOND, seconds_to_ticks
-from .core import SimulationCore
-from .errors import SimulationEscapeError, SwallowedCancellationWarning, TaskSnapshot
-from .scheduling.choice_options import RankedTimerOptions, TimerOptions
-from .snapshots import caller_site, describe_callable, snapshot_task
-from .scheduling.windows import WindowedTimer, WindowedTimers, window_ticks
+from ..clock import TICKS_PER_SECOND, seconds_to_ticks
+from ..core import SimulationCore
+from ..errors import SimulationEscapeError, SwallowedCancellationWarning
+from ..scheduling.choice_options import RankedTimerOptions, TimerOptions
+from .asyncio_handles import (
+    LateTimerHandle,
+    SimTask,
+    VirtualHandle,
+    VirtualTimerHandle,
+    WindowTimerHandle,
+    current_task,
+    settle_later,
+    task_label,
+    trace_label,
+)
+from ..tracing.snapshots import caller_site, describe_callable, snapshot_task
+from ..scheduling.windows import WindowedTimer, WindowedTimers, window_ticks
+
+__all__ = ["VirtualEventLoop", "current_task", "task_label", "trace_label"]
 
 #: Check the wall clock, chunk the trace and compact the timer heap once per
 #: this many loop turns (kept off the per-turn path).
@@ -67,20 +80,6 @@ TimerEntry = tuple[int, int, events.TimerHandle, str]
 _SORTED_DUE_ABOVE: Final = 16384
 _LISTED_DUE_BELOW: Final = 4096
 DueTimers: TypeAlias = "list[TimerEntry] | SortedList"
-
-
-def _current_task_lookup() -> Callable[[Any], Any]:
-    # Python 3.11's asyncio.current_task is Python code around a lookup in
-    # the dict the C tasks keep up to date; read that dict directly then.
-    # (3.12+ has current_task in C.)
-    tasks_by_loop = getattr(asyncio.tasks, "_current_tasks", None)
-    if isinstance(asyncio.current_task, types.FunctionType) and isinstance(tasks_by_loop, dict):
-        return tasks_by_loop.get
-    return asyncio.current_task
-
-
-#: ``asyncio.current_task(loop)``, the fastest way this Python offers.
-current_task: Final = _current_task_lookup()
 _INFINITY: Final = float("inf")
 #: Delays and instants from here on never fire, as infinity does: the clock
 #: counts integer nanoseconds, and a float this large times 1e9 overflows.
@@ -93,156 +92,13 @@ _EAGER_TASK_FACTORY: Final = getattr(asyncio, "eager_task_factory", None)
 _FunctionType = types.FunctionType
 
 
-class _Handle(events.Handle):
-    """``Handle`` without the per-handle debug-mode checks (this loop has no
-    debug mode): built on every wake-up, so its constructor is hot."""
-
-    __slots__ = ()
-
-    def __init__(self, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
-        self._context = contextvars.copy_context() if context is None else context
-        self._loop = loop
-        self._callback = callback
-        self._args = args
-        self._cancelled = False
-        self._repr = None
-        self._source_traceback = None
-
-
-class _TimerHandle(events.TimerHandle):
-    """``TimerHandle`` built the same way; ``when`` is the float of its tick."""
-
-    __slots__ = ()
-
-    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Any) -> None:
-        self._context = contextvars.copy_context() if context is None else context
-        self._loop = loop
-        self._callback = callback
-        self._args = args
-        self._cancelled = False
-        self._repr = None
-        self._source_traceback = None
-        self._when = when
-        self._scheduled = True
-
-    def cancel(self) -> None:
-        # TimerHandle.cancel and Handle.cancel in one frame, without the
-        # debug-mode check: every asyncio.sleep cancels its timer on the way out.
-        if not self._cancelled:
-            if self._scheduled:
-                self._loop._cancelled_timers += 1  # the loop's _timer_handle_cancelled, inlined
-            self._cancelled = True
-            self._callback = None  # type: ignore[assignment]
-            self._args = None  # type: ignore[assignment]
-
-
-class _LateTimerHandle(_TimerHandle):
-    """A timer whose float deadline lies a fraction of a nanosecond after its tick.
-
-    ``call_at(when)`` rounds ``when`` to the nearest tick; when that rounds
-    down, the loop fires the timer at a ``time()`` just below ``when``. Code
-    that re-checks its deadline in the callback (anyio's cancel scopes do:
-    ``if loop.time() >= deadline: cancel() else: call_at(deadline, ...)``)
-    would re-arm forever. So while this callback runs, ``time()`` reads
-    ``when`` itself; everything else keeps seeing the exact tick.
-    """
-
-    __slots__ = ()
-
-    def _run(self) -> None:
-        loop = self._loop
-        exact = loop._now
-        loop._now = self._when
-        try:
-            events.Handle._run(self)
-        finally:
-            loop._now = exact
-
-
-class _WindowTimerHandle(_TimerHandle):
-    """A timer with a window (``loop.call_window``); ``when()`` is its nominal instant."""
-
-    __slots__ = ("_window",)
-
-    _window: WindowedTimer
-
-    def cancel(self) -> None:
-        if not self._cancelled:
-            self._loop._timer_handle_cancelled(self)
-        events.Handle.cancel(self)
-
-
-def trace_label(name: str, number: int, coro: Any) -> str:
-    """A task's name in traces: unique per simulation, and saying what the task
-    runs when nobody named it (``Session._process_events#11``, not ``Task-11``)."""
-    if name == "main":
-        return name
-    if name == f"Task-{number}":
-        return f"{getattr(coro, '__qualname__', None) or 'Task'}#{number}"
-    return f"{name}#{number}"
-
-
-class _SimTask(asyncio.Task[Any]):
-    """A task whose hash is its creation number in the simulation (see module doc)."""
-
-    def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, name: str, context: Any, number: int, **eager: bool) -> None:
-        # Set before Task.__init__, which adds the task to a weak set (hashing it).
-        self._agentsim_number = number
-        #: The task's name in traces: unique even when libraries reuse names
-        #: (anyio names every task after its function).
-        self._agentsim_label = trace_label(name, number, coro)
-        super().__init__(coro, loop=loop, name=name, context=context, **eager)
-
-    def __hash__(self) -> int:
-        return self._agentsim_number
-
-    def set_name(self, value: object) -> None:
-        # TaskGroup.create_task(name=...) names the task after creating it.
-        super().set_name(value)
-        self._agentsim_label = f"{value}#{self._agentsim_number}"
-
-    #: Where the program's cancellation found the task (for the swallowed-cancellation check).
-    _agentsim_cancelled_at: TaskSnapshot | None = None
-
-    def cancel(self, msg: Any = None) -> bool:
-        # Cancellations (timeouts included) go on the timeline, with who asked.
-        if not self.done():
-            loop = self.get_loop()
-            canceller = current_task(loop)
-            loop._record(loop._clock.ticks, "cancel", self._agentsim_label, f"by {_label(canceller)}" if canceller else "")
-            if self._agentsim_cancelled_at is None and not loop.cleaning_up:
-                self._agentsim_cancelled_at = snapshot_task(self)
-        return super().cancel(msg)
-
-
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
-    # Delivered one loop turn later, as a worker thread's result would be: the
-    # awaiting task suspends once, and can be cancelled meanwhile.
-    if future.cancelled():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)
-
-
-def task_label(task: asyncio.Task[Any] | None) -> str:
-    """A task's name in traces ("" for None)."""
-    if task is None:
-        return ""
-    return task._agentsim_label if task.__class__ is _SimTask else task.get_name()
-
-
-_label = task_label
-
-
 def _no_process(api: str) -> None:
     """Report a process the program started: an escape, and even when the user
     allows subprocesses, the virtual loop has no process machinery to run it."""
     import sys
 
-    from .escapes import escape
-    from .frames import first_program_frame, frame_site
+    from ..patches.escapes import escape
+    from ..frames import first_program_frame, frame_site
 
     escape("subprocess", api)
     frame = first_program_frame(sys._getframe(1))
@@ -308,12 +164,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        handle = _Handle(callback, args, self, context)
+        handle = VirtualHandle(callback, args, self, context)
         self._ready.append(handle)
         return handle
 
     def _call_soon(self, callback: Callable[..., object], args: tuple[Any, ...], context: Any) -> events.Handle:
-        handle = _Handle(callback, args, self, context)
+        handle = VirtualHandle(callback, args, self, context)
         self._ready.append(handle)
         return handle
 
@@ -326,10 +182,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if delay >= _NEVER:
             return self._never(callback, args, context)
         ticks = self._clock.ticks_after(delay)  # (clock.py: the rounding rule)
-        handle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+        handle = VirtualTimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
         # (task_label inlined for the usual creator, a simulation's task.)
-        creator = "" if self._fifo else (task._agentsim_label if (task := current_task(self)).__class__ is _SimTask else _label(task))
+        creator = "" if self._fifo else (task._agentsim_label if (task := current_task(self)).__class__ is SimTask else task_label(task))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -350,7 +206,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         program waiting only on it is a deadlock, as it would be for real."""
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        handle = _TimerHandle(_INFINITY, callback, args, self, context)
+        handle = VirtualTimerHandle(_INFINITY, callback, args, self, context)
         handle._scheduled = False
         return handle
 
@@ -358,10 +214,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
         if when is None:
-            handle: events.TimerHandle = _TimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
+            handle: events.TimerHandle = VirtualTimerHandle(ticks / TICKS_PER_SECOND, callback, args, self, context)
         else:
-            handle = _LateTimerHandle(when, callback, args, self, context)
-        creator = "" if self._fifo else _label(current_task(self))
+            handle = LateTimerHandle(when, callback, args, self, context)
+        creator = "" if self._fifo else task_label(current_task(self))
         heappush(self._timers, (ticks, next(self._timer_sequence), handle, creator))
         return handle
 
@@ -386,14 +242,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # (Not a window nominally due now: that one fires once the instant
             # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
-        handle = _WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
+        handle = WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
-        creator = "" if self._fifo else _label(current_task(self))
+        creator = "" if self._fifo else task_label(current_task(self))
         handle._window = self._windows.add(low, middle, high, next(self._timer_sequence), handle, creator)
         return handle
 
     def _timer_handle_cancelled(self, handle: events.TimerHandle) -> None:
-        if handle.__class__ is _WindowTimerHandle:
+        if handle.__class__ is WindowTimerHandle:
             self._windows.remove(handle._window)
         elif handle._scheduled:
             self._cancelled_timers += 1
@@ -457,7 +313,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     callback = handle._callback
                     if callback.__class__ is not _FunctionType:
                         owner = getattr(callback, "__self__", None)
-                        if owner.__class__ is _SimTask:
+                        if owner.__class__ is SimTask:
                             append_event(owner._agentsim_label)
                     handle._run()
             if not ready or self._stopping:
@@ -479,7 +335,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 callback = handle._callback
                 if callback.__class__ is not _FunctionType:
                     owner = getattr(callback, "__self__", None)
-                    if owner.__class__ is _SimTask:
+                    if owner.__class__ is SimTask:
                         append_event(owner._agentsim_label)
                 handle._run()
 
@@ -598,25 +454,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     self._countdown -= 1
                     if not self._countdown:
                         self._maintain()
-                    timers = self._timers
-                    while timers and timers[0][0] <= now:
-                        entry = heappop(timers)
+                    if (timers := self._timers) and timers[0][0] <= now:
+                        due = self._collect_due(now)
                         unchanged = False  # (the options change with the due timers)
-                        if entry[2]._cancelled:
-                            entry[2]._scheduled = False
-                            self._cancelled_timers -= 1
-                        elif due.__class__ is list and (not due or due[-1] < entry):
-                            due.append(entry)  # the usual case, inline: in order
-                            if options.heap is not None:
-                                options.heap.add((entry[0], entry[1]), entry[3] or "-")
-                        else:
-                            self._add_due(entry)
+                    elif due.__class__ is not list and len(due) < _LISTED_DUE_BELOW:
+                        due = self._set_due(list(due))  # (back to a list: see _SORTED_DUE_ABOVE)
                     count = len(due)
-                    if due.__class__ is list:
-                        if count > _SORTED_DUE_ABOVE:
-                            due = self._set_due(SortedList(due))
-                    elif count < _LISTED_DUE_BELOW:
-                        due = self._set_due(list(due))
                     batch_left = len(ready)
                 if count:
                     if not batch_left and count == 1:
@@ -656,7 +499,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                             callback = handle._callback
                             if callback.__class__ is not _FunctionType:
                                 owner = getattr(callback, "__self__", None)
-                                if owner.__class__ is _SimTask:
+                                if owner.__class__ is SimTask:
                                     append_event(owner._agentsim_label)
                             handle._run()
                 else:
@@ -677,6 +520,29 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     return
         finally:
             self._batch_left = batch_left
+
+    def _collect_due(self, now: int) -> DueTimers:
+        """The timers due at ``now`` join the due list, which starts a batch:
+        in (tick, sequence) order, ranked if the chooser ranks; returns the
+        due list (its form changes with its length, ``_SORTED_DUE_ABOVE``)."""
+        due, timers, options = self._due, self._timers, self._timer_options
+        while timers and timers[0][0] <= now:
+            entry = heappop(timers)
+            if entry[2]._cancelled:
+                entry[2]._scheduled = False
+                self._cancelled_timers -= 1
+            elif due.__class__ is list and (not due or due[-1] < entry):
+                due.append(entry)  # the usual case, inline: in order
+                if options.heap is not None:
+                    options.heap.add((entry[0], entry[1]), entry[3] or "-")
+            else:
+                self._add_due(entry)
+        if due.__class__ is list:
+            if len(due) > _SORTED_DUE_ABOVE:
+                due = self._set_due(SortedList(due))
+        elif len(due) < _LISTED_DUE_BELOW:
+            due = self._set_due(list(due))
+        return due
 
     def _run_batches_without_choices(self, now: int) -> bool:
         """Run this instant's batches as the FIFO path does while they leave
@@ -709,7 +575,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     callback = handle._callback
                     if callback.__class__ is not _FunctionType:
                         owner = getattr(callback, "__self__", None)
-                        if owner.__class__ is _SimTask:
+                        if owner.__class__ is SimTask:
                             append_event(owner._agentsim_label)
                     handle._run()
             timers = self._timers  # (maintenance may have replaced the heap)
@@ -738,8 +604,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             options.heap.add((entry[0], entry[1]), entry[3] or "-")
 
     def _limit_error(self, next_ticks: int) -> Any:
-        from .errors import VirtualTimeLimitError
-        from .snapshots import snapshot_task
+        from ..errors import VirtualTimeLimitError
+        from ..tracing.snapshots import snapshot_task
 
         limit = (self._clock.limit_ticks or 0) / TICKS_PER_SECOND
         tasks = tuple(snapshot_task(t) for t in self.sim_tasks())
@@ -754,12 +620,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._check_closed()
         factory = self._task_factory
         parent = current_task(self)
-        spawned_by = f"by {_label(parent)}" if parent else ""
+        spawned_by = f"by {task_label(parent)}" if parent else ""
         if factory is not None and factory is not _EAGER_TASK_FACTORY:
             task = factory(self, coro) if context is None else factory(self, coro, context=context)
             if name is not None:
                 task.set_name(name)
-            self._record(self._clock.ticks, "spawn", _label(task), spawned_by)
+            self._record(self._clock.ticks, "spawn", task_label(task), spawned_by)
             self._live_tasks[task] = None
             task.add_done_callback(self._record_exit)
             return task  # type: ignore[no-any-return]
@@ -779,7 +645,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             if start_eagerly:
                 eager["eager_start"] = True
         self._record(self._clock.ticks, "spawn", trace_label(name, number, coro), spawned_by)
-        task = _SimTask(coro, loop=self, name=name, context=context, number=number, **eager)
+        task = SimTask(coro, loop=self, name=name, context=context, number=number, **eager)
         if not task.done():  # an eager task may already have finished
             self._live_tasks[task] = None
         task.add_done_callback(self._record_exit)
@@ -793,12 +659,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             outcome = f"raised {type(task.exception()).__name__}"
         else:
             outcome = "returned"
-        self._record(self._clock.ticks, "exit", _label(task), outcome)
+        self._record(self._clock.ticks, "exit", task_label(task), outcome)
         cancelled_at = getattr(task, "_agentsim_cancelled_at", None)
         if cancelled_at is not None and outcome == "returned" and task.cancelling() > 0:
             # Cancelled, never uncancelled, yet it returned as if it had not
             # been (raising something else instead is a failing clean-up).
-            self._record(self._clock.ticks, "swallowed", _label(task), f"cancellation swallowed; {outcome}")
+            self._record(self._clock.ticks, "swallowed", task_label(task), f"cancellation swallowed; {outcome}")
             self._core.warnings.append(SwallowedCancellationWarning(cancelled_at, outcome))  # warned after the run
 
     def sim_tasks(self) -> list[asyncio.Task[Any]]:
@@ -826,15 +692,15 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         self._check_closed()
         future = self.create_future()
-        self._record(self._clock.ticks, "inline", _label(current_task(self)), describe_callable(func))
+        self._record(self._clock.ticks, "inline", task_label(current_task(self)), describe_callable(func))
         try:
             result = func(*args)
         except (SystemExit, KeyboardInterrupt):
             raise
         except BaseException as exc:
-            self.call_soon(_settle, future, None, exc)
+            self.call_soon(settle_later, future, None, exc)
         else:
-            self.call_soon(_settle, future, result, None)
+            self.call_soon(settle_later, future, result, None)
         return future
 
     def set_default_executor(self, executor: Any) -> None:
@@ -864,3 +730,4 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
 
     def _process_events(self, event_list: Any) -> None:  # pragma: no cover - never polled
         pass
+

@@ -28,9 +28,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .core import VIRTUAL_EPOCH, SimulationCore, current_core
-from .extensions import rebound_packages
-from .frames import is_agentsim, is_stdlib
+from ..core import VIRTUAL_EPOCH, SimulationCore, current_core
+from ..extensions import rebound_packages
+from ..frames import is_agentsim, is_stdlib
 from .patching import PatchSet, SharedInstaller
 
 _real_datetime = _dt.datetime

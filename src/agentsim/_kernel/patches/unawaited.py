@@ -17,9 +17,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .core import current_core
-from .errors import UnawaitedCallError
-from .frames import first_program_frame, frame_site, is_agentsim, is_loop_machinery
+from ..core import current_core
+from ..errors import UnawaitedCallError
+from ..frames import first_program_frame, frame_site, is_agentsim, is_loop_machinery
 from .patching import PatchSet, SharedInstaller
 
 

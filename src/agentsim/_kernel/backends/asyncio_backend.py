@@ -10,9 +10,9 @@ import sniffio
 
 from .asyncio_loop import VirtualEventLoop, current_task, task_label
 from .backend import Backend, Outcome, call_async_fn
-from .core import SimulationCore
-from .errors import DeadlockError, TaskSnapshot
-from .snapshots import snapshot_task
+from ..core import SimulationCore
+from ..errors import DeadlockError, TaskSnapshot
+from ..tracing.snapshots import snapshot_task
 
 
 class AsyncioBackend(Backend):

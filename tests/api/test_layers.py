@@ -241,3 +241,21 @@ def _cycle_without_root(graph: dict[str, set[str]], cycle: list[str]) -> bool:
                 seen.add(module)
                 todo.extend(reach[module])
     return False
+
+
+def test_small_modules_functions_and_classes() -> None:
+    """No source file over 800 lines, no function over 100, no class over 40
+    methods (except the event loop, which implements asyncio's API)."""
+    too_big = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        text = path.read_text()
+        if text.count("\n") > 800:
+            too_big.append(f"{path.relative_to(SOURCE)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.end_lineno or 0) - node.lineno + 1 > 100:
+                too_big.append(f"{path.relative_to(SOURCE)}: {node.name}() {(node.end_lineno or 0) - node.lineno + 1} lines")
+            if isinstance(node, ast.ClassDef) and not any(ast.unparse(base).endswith("BaseEventLoop") for base in node.bases):
+                methods = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                if len(methods) > 40:
+                    too_big.append(f"{path.relative_to(SOURCE)}: class {node.name} has {len(methods)} methods")
+    assert too_big == []

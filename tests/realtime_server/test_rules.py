@@ -129,6 +129,38 @@ def test_every_rule_states_what_the_api_says_and_only_one_is_advisory() -> None:
     assert [rule.id for rule in RULES.values() if not rule.protocol] == ["truncate_needs_cancel"]
 
 
+#: For each rule: facts its check must pass, and facts it must flag.
+KEPT_AND_BROKEN: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "single_active_response": ({"active_id": None}, {"active_id": "resp_1"}),
+    "truncate_within_sent_audio": ({"item_id": "i", "end_ms": 300, "sent_ms": 300.0}, {"item_id": "i", "end_ms": 301, "sent_ms": 300.0}),
+    "known_tool_call": (
+        {"item": {"type": "function_call_output", "call_id": "c1"}, "known_calls": {"c1"}},
+        {"item": {"type": "function_call_output", "call_id": "c2"}, "known_calls": {"c1"}},
+    ),
+    "no_events_after_close": ({"kind": "response.create", "client_saw_close": False}, {"kind": "response.create", "client_saw_close": True}),
+    "commit_needs_audio": ({"buffered_ms": 100.0}, {"buffered_ms": 99.9}),
+    "voice_fixed_after_audio": (
+        {"current": "alloy", "requested": "verse", "audio_produced": False},
+        {"current": "alloy", "requested": "verse", "audio_produced": True},
+    ),
+    "truncate_needs_cancel": (
+        {"item_id": "i", "response_id": "r", "cancelled": True, "streamed_after_ms": 400.0},
+        {"item_id": "i", "response_id": "r", "cancelled": False, "streamed_after_ms": 400.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_each_rule_is_an_object_whose_check_tells_kept_from_broken(rule_id: str) -> None:
+    rule = RULES[rule_id]
+    kept, broken = KEPT_AND_BROKEN[rule_id]
+    assert rule.check(**kept) is None
+    found = rule.check(**broken)
+    assert found is not None and found.detail
+    # A protocol rule answers with the real server's error; an advisory one answers nothing.
+    assert (found.error is not None) == (rule.protocol and rule_id != "no_events_after_close")
+
+
 def test_tool_output_for_a_call_the_server_never_made() -> None:
     async def main() -> tuple[SimulatedRealtimeServer, list[str]]:
         server = SimulatedRealtimeServer([CallTool("lookup", {"id": 7}, call_id="call_7")])

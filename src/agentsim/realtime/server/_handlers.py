@@ -6,7 +6,6 @@ from typing import Any
 
 from . import _events as ev
 from ._session import merge
-from ._state import MIN_COMMIT_MS
 from ._turns import UserTurns
 
 
@@ -31,18 +30,14 @@ class ClientEvents(UserTurns):
         update = event.get("session", {})
         voice = update.get("audio", {}).get("output", {}).get("voice") if isinstance(update.get("audio"), dict) else None
         current = self._session.get("audio", {}).get("output", {}).get("voice")
-        if voice is not None and voice != current and self._audio_produced:
-            self._violation("voice_fixed_after_audio", event, f"voice {current!r} -> {voice!r} after the session produced assistant audio")
-            self._error("cannot_update_voice", "Cannot update a conversation's voice if assistant audio is present.", event)
+        if self.broke("voice_fixed_after_audio", event, current=current, requested=voice, audio_produced=self._audio_produced):
             return
         self._session = merge(self._session, update)
         self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
 
     def _on_conversation_item_create(self, event: dict[str, Any]) -> None:
         item = dict(event.get("item", {}))
-        if item.get("type") == "function_call_output" and item.get("call_id") not in self._known_calls:
-            self._violation("known_tool_call", event, f"output for unknown call_id {item.get('call_id')!r}")
-            self._error("invalid_call_id", f"no function call with call_id {item.get('call_id')!r}", event)
+        if self.broke("known_tool_call", event, item=item, known_calls=self._known_calls):
             return
         item.setdefault("id", self._ids.next("item"))
         item.setdefault("object", "realtime.item")
@@ -71,11 +66,7 @@ class ClientEvents(UserTurns):
         self._buffered_input_ms += ms
 
     def _on_input_audio_buffer_commit(self, event: dict[str, Any]) -> None:
-        buffered = self._buffered_input_ms
-        if buffered < MIN_COMMIT_MS:
-            self._violation("commit_needs_audio", event, f"only {buffered:.0f} ms of audio appended since the last commit or clear; a commit needs {MIN_COMMIT_MS:.0f} ms")
-            message = f"Error committing input audio buffer: buffer too small. Expected at least {MIN_COMMIT_MS:.0f}ms of audio, but buffer only has {buffered:.2f}ms of audio."
-            self._error("input_audio_buffer_commit_empty", message, event)
+        if self.broke("commit_needs_audio", event, buffered_ms=self._buffered_input_ms):
             return
         self._buffered_input_ms = 0.0
         self._commit_user_turn(self._ids.next("item"), self._pending_speech.pop(0) if self._pending_speech else None)
@@ -88,9 +79,7 @@ class ClientEvents(UserTurns):
         pass  # WebRTC/SIP only; over WebSocket the client owns playback
 
     def _on_response_create(self, event: dict[str, Any]) -> None:
-        if self._active is not None:
-            self._violation("single_active_response", event, f"response.create while {self._active.id} is active")
-            self._error("conversation_already_has_active_response", f"Conversation already has an active response {self._active.id}", event)
+        if self.broke("single_active_response", event, active_id=self._active.id if self._active is not None else None):
             return
         requested = event.get("response") or {}
         self._start_response(requested.get("output_modalities"))
@@ -109,9 +98,7 @@ class ClientEvents(UserTurns):
         if sent is None:
             self._error("item_not_found", f"no assistant audio item {item_id!r}", event)
             return
-        if end_ms > sent + 0.5:
-            self._violation("truncate_within_sent_audio", event, f"audio_end_ms={end_ms} but only {sent:.0f} ms of {item_id} were sent")
-            self._error("invalid_value", f"Audio content of {sent:.0f}ms is already shorter than {end_ms}ms", event)
+        if self.broke("truncate_within_sent_audio", event, item_id=item_id, end_ms=end_ms, sent_ms=sent):
             return
         active = self._active
         if active is not None and active.item_id == item_id and not active.cancel_requested and active.truncated_by is None:

@@ -88,16 +88,12 @@ class Responses(ServerState):
             self._send(ev.response_event("response.done", self._ids.next("event"), body))
 
     def _check_truncate_without_cancel(self, response: _Response) -> None:
-        if response.truncated_by is None or response.cancel_requested or response.item_id is None:
+        if response.truncated_by is None or response.item_id is None:
             return
         more = self._audio_sent_ms.get(response.item_id, 0.0) - response.truncated_sent_ms
-        if more > 0:
-            self._violation(
-                "truncate_needs_cancel",
-                response.truncated_by,
-                f"{response.item_id} was truncated while {response.id} was generating and no response.cancel followed: "
-                f"{more:.0f} ms more audio were streamed after the truncate",
-            )
+        self.broke(
+            "truncate_needs_cancel", response.truncated_by, item_id=response.item_id, response_id=response.id, cancelled=response.cancel_requested, streamed_after_ms=more
+        )
 
     # -- idle timeout (server VAD's idle_timeout_ms) ----------------------------------------------
 

@@ -32,7 +32,7 @@ from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
 from ._handlers import ClientEvents
-from ._state import MIN_COMMIT_MS as MIN_COMMIT_MS
+from ._rules import MIN_COMMIT_MS as MIN_COMMIT_MS
 from ._state import _Response
 
 if TYPE_CHECKING:
@@ -292,7 +292,7 @@ class SimulatedRealtimeServer(ClientEvents):
         self._stop_tasks()
 
     def _sent_after_close(self, event: dict[str, Any]) -> None:
-        self._violation("no_events_after_close", event, f"{event.get('type', '?')} sent on a connection the client knew was closed")
+        self.broke("no_events_after_close", event, kind=event.get("type", "?"), client_saw_close=True)
 
 
 

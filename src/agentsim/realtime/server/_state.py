@@ -18,7 +18,6 @@ from ._script import Step
 from ._wire import SimulatedWebSocket
 
 #: The least audio the Realtime API accepts in a commit.
-MIN_COMMIT_MS = 100.0
 
 #: Transcription models that stream partial transcripts (``...transcription.delta``).
 NON_STREAMING_TRANSCRIBERS = frozenset({"whisper-1"})
@@ -128,11 +127,19 @@ class ServerState:
         task.add_done_callback(tasks.discard)
         return task
 
-    def _violation(self, rule: str, event: dict[str, Any], detail: str) -> None:
-        assert rule in RULES, rule
-        violation = RuleViolation(rule, asyncio.get_running_loop().time(), event, detail)
+    def broke(self, rule: str, event: dict[str, Any], **facts: Any) -> bool:
+        """Ask ``rule``'s check (``_rules.py``) about ``facts``: if the client
+        broke it, record the violation, send the server's error (if the rule
+        has one) and return True (the handler then drops the event)."""
+        broken = RULES[rule].check(**facts)
+        if broken is None:
+            return False
+        violation = RuleViolation(rule, asyncio.get_running_loop().time(), event, broken.detail)
         self.violations.append(violation)
-        record_event("violation", f"{rule}: {detail}")
+        record_event("violation", f"{rule}: {broken.detail}")
+        if broken.error is not None:
+            self._error(*broken.error, event)
+        return True
 
     def _error(self, code: str, message: str, event: dict[str, Any]) -> None:
         self._send(ev.error(self._ids.next("event"), code, message, event.get("event_id")))

@@ -61,23 +61,16 @@ class VirtualClock:
         """Current virtual time in seconds."""
         return self.ticks / TICKS_PER_SECOND
 
-    def exceeds_limit(self, ticks: int) -> bool:
-        """Whether jumping to ``ticks`` would pass ``max_virtual_time``."""
-        return self.limit_ticks is not None and ticks > self.limit_ticks
-
-    def advance_to(self, ticks: int) -> None:
-        """Jump forward to ``ticks``; time never goes backwards."""
-        if ticks > self.ticks:
-            self.ticks = ticks
-
     def move_to(self, ticks: int) -> bool:
         """Jump forward to ``ticks`` (never backwards) unless that passes
         ``max_virtual_time``: then stay, and return False (the backend ends
         the run with :class:`~agentsim.VirtualTimeLimitError`). The one way
         the backends move time when every task is blocked."""
-        if self.exceeds_limit(ticks):
+        limit = self.limit_ticks
+        if limit is not None and ticks > limit:
             return False
-        self.advance_to(ticks)
+        if ticks > self.ticks:
+            self.ticks = ticks
         return True
 
     def ticks_after(self, delay: float) -> int:

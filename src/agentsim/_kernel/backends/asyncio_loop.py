@@ -43,6 +43,7 @@ from ..clock import TICKS_PER_SECOND, seconds_to_ticks
 from ..core import SimulationCore
 from ..errors import SimulationEscapeError, SwallowedCancellationWarning
 from ..scheduling.choice_options import RankedTimerOptions, TimerOptions
+from ..scheduling.kinds import CONTINUE
 from .asyncio_handles import (
     LateTimerHandle,
     SimTask,
@@ -140,6 +141,9 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._fifo = core.policy.fifo
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
+        #: The choice log's and the deviations' appends (trace.py, choices.py).
+        self._record_choice = core.trace.choices.pending.extend
+        self._append_deviation = core.trace.append_deviation
         self._task_numbers = itertools.count(1)
         self._countdown = _MAINTAIN_EVERY
         #: Called when no callback is ready and no timer is left.
@@ -150,16 +154,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
     def time(self) -> float:
         return self._now
 
-    def _move_to(self, ticks: int) -> bool:
-        """Move the clock to ``ticks`` (clock.py's rules); past the time limit,
-        end the run instead and return False."""
-        if self._clock.move_to(ticks):
-            self._now = self._clock.ticks / TICKS_PER_SECOND
-            return True
+    def _past_limit(self, ticks: int) -> None:
+        """Time would pass ``max_virtual_time`` (the clock refused to move to
+        ``ticks``): end the run."""
         self._core.abort(self._limit_error(ticks))
         if not self._ready:
             self.on_idle()
-        return False
 
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Any = None) -> events.Handle:
         if self._closed:
@@ -269,8 +269,11 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             elif not timers:
                 self.on_idle()
                 return
-            elif not self._move_to(timers[0][0]):
-                return  # past the time limit: aborted
+            elif self._clock.move_to(ticks := timers[0][0]):
+                self._now = self._clock.ticks / TICKS_PER_SECOND
+            else:
+                self._past_limit(ticks)
+                return
         if not self._fifo:
             now = self._clock.ticks
             self._append_event(now)  # the tick of the task steps recorded below (compact form)
@@ -362,8 +365,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if len(in_order) > 1 and not self._fifo:
             chosen = self._chooser.window(options)
         option = in_order[chosen]
-        if not self._move_to(option.at):
-            return True  # past the time limit: aborted
+        if not clock.move_to(option.at):
+            self._past_limit(option.at)
+            return True
+        self._now = clock.ticks / TICKS_PER_SECOND
         if chosen:
             fired = [option]  # picked out of nominal order: it goes alone, first
         else:
@@ -421,23 +426,17 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             self._core.abort(self._core.wall_timeout_error())
 
     def _run_instant_with_policy(self, now: int) -> None:
-        """This instant's steps when the policy decides: each step fires a due
-        timer or runs one callback (all in this one turn, as the FIFO path
-        does, not one trip through ``run_forever`` per step).
-
-        The ready queue is never reordered: everything in it was caused, in
-        that order, by work that already ran. Only timers due now may enter it
-        at a point of the policy's choosing, as a late-firing timer would.
-
-        Steps keep asyncio's batches: due timers are collected when a batch
-        starts and, once fired, belong to it; timers that fall due during the
-        batch wait for the next one. So always firing the first due timer
-        (the policy's "FIFO choice") reproduces the FIFO path exactly, and a
-        schedule is "FIFO plus these deviations".
+        """This instant's steps when the chooser decides, in this one turn: each
+        fires a due timer or runs one callback. The ready queue is never
+        reordered (it holds what already-run work caused, in order); only
+        timers due now enter it, at a point of the chooser's choosing, as a
+        late-firing timer would. Steps keep asyncio's batches (timers falling
+        due mid-batch wait for the next), so always taking the stock option
+        reproduces the FIFO path exactly: a schedule is "FIFO plus deviations".
         """
         due, ready = self._due, self._ready
         options, decide = self._timer_options, self._chooser.timer
-        append_event = self._append_event
+        append_event, record_choice = self._append_event, self._record_choice
         # The last timer choice was "continue the batch" and the due timers
         # are unchanged since (a chooser may repeat its answer: chooser.py).
         unchanged = False
@@ -468,6 +467,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         fifo = 1 if batch_left else 0  # (the stock option fires the first due timer)
                         options.fifo, options.length = fifo, count + fifo
                         chosen = decide(options, unchanged)
+                        # Recorded here, for every strategy (chooser.py), compactly (trace.py).
+                        record_choice((0, count + fifo, chosen, fifo))
+                        if chosen != fifo:
+                            self._record_deviation(now, chosen, fifo, due)
                         # Continuing leaves the options as they are (the due
                         # timers wait, the batch only shrinks).
                         unchanged = not chosen and fifo == 1
@@ -520,6 +523,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     return
         finally:
             self._batch_left = batch_left
+
+    def _record_deviation(self, now: int, chosen: int, fifo: int, due: DueTimers) -> None:
+        """A timer choice away from the stock option, on the trace (trace.py)."""
+        label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
+        self._append_event(None)
+        self._append_deviation((now, "choice", label, "timer", chosen, len(due) + fifo, fifo, due[0][3]))
 
     def _collect_due(self, now: int) -> DueTimers:
         """The timers due at ``now`` join the due list, which starts a batch:

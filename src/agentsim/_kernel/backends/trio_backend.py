@@ -119,7 +119,9 @@ class TrioVirtualClock:
     def jump(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("time can't go backwards")
-        self._core.clock.advance_to(self._core.clock.ticks_after(seconds))
+        ticks = self._core.clock.ticks_after(seconds)
+        if not self._core.clock.move_to(ticks):
+            self._limit(trio_run_module.GLOBAL_RUN_CONTEXT.runner, ticks)
 
     def _autojump(self) -> None:
         core = self._core

@@ -12,9 +12,10 @@ once per run) and takes the option it returns:
 * :meth:`Chooser.eager` (asyncio 3.12+, eager task factory): start a task
   eagerly or defer it.
 
-Each method records the choice on the trace (its compact log, and the
-deviation from the stock option if any): that record *is* the schedule, so
-it is written once, here. This base class asks
+Each method but ``timer`` records the choice on the trace (its compact log,
+and the deviation from the stock option if any): that record *is* the
+schedule. A timer choice, asked several times per wake-up, is recorded by
+the asyncio loop itself, in the same form, for every strategy alike. This base class asks
 :meth:`SchedulingPolicy.choose` and checks every answer: it serves any
 policy. A built-in strategy subclasses it in its own module with its fast
 paths (random draws its picks from a stream, PCT ranks options without
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from .choice_options import BatchOptions, TimerOptions
-from .kinds import CONTINUE, ChoiceKind
+from .kinds import ChoiceKind
 
 if TYPE_CHECKING:
     from ..core import SimulationCore
@@ -75,19 +76,17 @@ class Chooser:
         """One choice among ``labels`` (``fifo``: the stock option), asked of
         the policy, checked and recorded. Doubles' own choices
         (:func:`agentsim.choose`) come here too."""
-        chosen = self.policy.choose(kind, labels)
-        options = len(labels)
-        if (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < options:
-            chosen = self._rejected(kind, labels, chosen, fifo)
-        self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, options)
+        chosen = self._checked(kind, labels, fifo)
+        self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, len(labels))
         return chosen
 
     def timer(self, options: TimerOptions, unchanged: bool) -> int:
         """Continue the ready queue (option 0, when a batch runs) or fire one
         of the due timers. ``unchanged``: the options are those of the last
         timer choice, whose answer was to continue (a strategy whose answer
-        depends only on the options may then repeat it)."""
-        return self.choose("timer", options.snapshot(), options.fifo)
+        depends only on the options may then repeat it). Not recorded here:
+        the loop records every timer choice."""
+        return self._checked("timer", options.snapshot(), options.fifo)
 
     def window(self, options: Sequence[str]) -> int:
         """Which candidate fires next when time must move (``windows.py``:
@@ -109,17 +108,14 @@ class Chooser:
         """Whether a task made under asyncio's eager task factory starts eagerly."""
         return self.choose("eager", EAGER_OPTIONS) == 0
 
-    # -- recording ---------------------------------------------------------------
+    # -- checking ----------------------------------------------------------------
 
-    def _record_timer(self, options: TimerOptions, chosen: int) -> None:
-        """A timer choice's record, in the trace's compact form (trace.py)."""
-        fifo = options.fifo
-        self._record_choice((0, options.length, chosen, fifo))
-        if chosen != fifo:
-            due = options.due
-            label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
-            self._append_event(None)  # (trace.py: a deviation)
-            self._append_deviation((self._clock.ticks, "choice", label, "timer", chosen, options.length, fifo, due[0][3]))
+    def _checked(self, kind: ChoiceKind, labels: Sequence[str], fifo: int) -> int:
+        """The policy's answer, if it is an option; else the run ends (below)."""
+        chosen = self.policy.choose(kind, labels)
+        if (chosen.__class__ is not int and (isinstance(chosen, bool) or not isinstance(chosen, int))) or not 0 <= chosen < len(labels):
+            chosen = self._rejected(kind, labels, chosen, fifo)
+        return chosen
 
     def _rejected(self, kind: ChoiceKind, labels: Sequence[str], chosen: object, fifo: int) -> int:
         """A policy answered something that is not an option: end the run, take FIFO's."""
@@ -145,9 +141,7 @@ class TrustedChooser(Chooser):
         return chosen
 
     def timer(self, options: TimerOptions, unchanged: bool) -> int:
-        chosen = self.policy.choose("timer", options)
-        self._record_timer(options, chosen)
-        return chosen
+        return self.policy.choose("timer", options)
 
     def window(self, options: Sequence[str]) -> int:
         chosen = self.policy.choose("window", options)

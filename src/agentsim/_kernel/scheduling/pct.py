@@ -169,5 +169,4 @@ class PCTChooser(TrustedChooser):
             chosen = options.best(self._priority)  # type: ignore[attr-defined] # off the change points: a ranking
         else:
             chosen = pct.choose("timer", options)
-        self._record_timer(options, chosen)
         return chosen

@@ -131,9 +131,7 @@ class RandomChooser(TrustedChooser):
         self._target = policy._target
 
     def timer(self, options: TimerOptions, unchanged: bool) -> int:
-        chosen = int(self._uniforms() * options.length)
-        self._record_timer(options, chosen)
-        return chosen
+        return int(self._uniforms() * options.length)
 
     def window(self, options: Sequence[str]) -> int:
         # (A window choice falls on most moves of time on a server's path.)

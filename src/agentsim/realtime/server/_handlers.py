@@ -30,14 +30,14 @@ class ClientEvents(UserTurns):
         update = event.get("session", {})
         voice = update.get("audio", {}).get("output", {}).get("voice") if isinstance(update.get("audio"), dict) else None
         current = self._session.get("audio", {}).get("output", {}).get("voice")
-        if self.broke("voice_fixed_after_audio", event, current=current, requested=voice, audio_produced=self._audio_produced):
+        if self._broke("voice_fixed_after_audio", event, current=current, requested=voice, audio_produced=self._audio_produced):
             return
         self._session = merge(self._session, update)
         self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
 
     def _on_conversation_item_create(self, event: dict[str, Any]) -> None:
         item = dict(event.get("item", {}))
-        if self.broke("known_tool_call", event, item=item, known_calls=self._known_calls):
+        if self._broke("known_tool_call", event, item=item, known_calls=self._known_calls):
             return
         item.setdefault("id", self._ids.next("item"))
         item.setdefault("object", "realtime.item")
@@ -66,7 +66,7 @@ class ClientEvents(UserTurns):
         self._buffered_input_ms += ms
 
     def _on_input_audio_buffer_commit(self, event: dict[str, Any]) -> None:
-        if self.broke("commit_needs_audio", event, buffered_ms=self._buffered_input_ms):
+        if self._broke("commit_needs_audio", event, buffered_ms=self._buffered_input_ms):
             return
         self._buffered_input_ms = 0.0
         self._commit_user_turn(self._ids.next("item"), self._pending_speech.pop(0) if self._pending_speech else None)
@@ -79,7 +79,7 @@ class ClientEvents(UserTurns):
         pass  # WebRTC/SIP only; over WebSocket the client owns playback
 
     def _on_response_create(self, event: dict[str, Any]) -> None:
-        if self.broke("single_active_response", event, active_id=self._active.id if self._active is not None else None):
+        if self._broke("single_active_response", event, active_id=self._active.id if self._active is not None else None):
             return
         requested = event.get("response") or {}
         self._start_response(requested.get("output_modalities"))
@@ -98,7 +98,7 @@ class ClientEvents(UserTurns):
         if sent is None:
             self._error("item_not_found", f"no assistant audio item {item_id!r}", event)
             return
-        if self.broke("truncate_within_sent_audio", event, item_id=item_id, end_ms=end_ms, sent_ms=sent):
+        if self._broke("truncate_within_sent_audio", event, item_id=item_id, end_ms=end_ms, sent_ms=sent):
             return
         active = self._active
         if active is not None and active.item_id == item_id and not active.cancel_requested and active.truncated_by is None:

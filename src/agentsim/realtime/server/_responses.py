@@ -91,7 +91,7 @@ class Responses(ServerState):
         if response.truncated_by is None or response.item_id is None:
             return
         more = self._audio_sent_ms.get(response.item_id, 0.0) - response.truncated_sent_ms
-        self.broke(
+        self._broke(
             "truncate_needs_cancel", response.truncated_by, item_id=response.item_id, response_id=response.id, cancelled=response.cancel_requested, streamed_after_ms=more
         )
 

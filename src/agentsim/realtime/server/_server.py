@@ -292,7 +292,7 @@ class SimulatedRealtimeServer(ClientEvents):
         self._stop_tasks()
 
     def _sent_after_close(self, event: dict[str, Any]) -> None:
-        self.broke("no_events_after_close", event, kind=event.get("type", "?"), client_saw_close=True)
+        self._broke("no_events_after_close", event, kind=event.get("type", "?"), client_saw_close=True)
 
 
 

@@ -127,7 +127,7 @@ class ServerState:
         task.add_done_callback(tasks.discard)
         return task
 
-    def broke(self, rule: str, event: dict[str, Any], **facts: Any) -> bool:
+    def _broke(self, rule: str, event: dict[str, Any], **facts: Any) -> bool:
         """Ask ``rule``'s check (``_rules.py``) about ``facts``: if the client
         broke it, record the violation, send the server's error (if the rule
         has one) and return True (the handler then drops the event)."""

@@ -31,25 +31,29 @@ def run(script: str, arguments: list[str], source: Path) -> str:
 
 
 def tables(output: str) -> dict[tuple[str, str, int], tuple[float, bool]]:
-    """Every number of every row: (section, row, column) -> (value, lower is better)."""
+    """Every measured number of every table: (section, row, column) ->
+    (value, lower is better). A row is named by its leading words; its first
+    number is its measure (a rate, or a wall time: lower is better), except
+    in a cost table (``(us)``), whose numbers are all costs but its last ratio."""
     numbers: dict[tuple[str, str, int], tuple[float, bool]] = {}
-    section = ""
+    section, lower_is_better = "", False
     for line in output.splitlines():
         if line.startswith("=="):
             section = line.strip("= ").split(":")[0]
+            lower_is_better = "(us)" in section
+            continue
+        if "wall s" in line or "wake-ups/s" in line:
+            lower_is_better = "wall s" in line  # a header: what its rows measure
             continue
         cells = re.split(r"\s{2,}", line.strip())
-        if len(cells) < 2 or not NUMBER.match(cells[1].rstrip("x")):
+        first = next((index for index, cell in enumerate(cells) if NUMBER.match(cell.rstrip("x"))), None)
+        if first is None or first == 0 or cells[0].startswith(("tuned", "minimal", "trio Mock")):
             continue
-        lower_is_better = "(us)" in section or "cost" in section
-        # A rate table's first number is the rate (the rest are ratios to
-        # other rows); a cost table's numbers are costs, but its last ratio.
-        values = cells[1:-1] if lower_is_better else cells[1:2]
-        if cells[0].startswith(("tuned", "minimal", "trio Mock")):
-            continue  # the floors: the same code in both trees
+        row = " ".join(cells[:first])
+        values = cells[first:-1] if "(us)" in section else cells[first : first + 1]
         for column, cell in enumerate(values):
             if NUMBER.match(cell):
-                numbers[(section, cells[0], column)] = (float(cell.replace(",", "")), lower_is_better)
+                numbers[(section, row, column)] = (float(cell.replace(",", "")), lower_is_better)
     return numbers
 
 

@@ -6,6 +6,7 @@ import asyncio
 import re
 import itertools
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,10 @@ def test_explore_finds_shrinks_and_replays_the_race(tmp_path: Path) -> None:
     assert report.runs_executed >= 1 and len(report.failures) == 1
     failure = report.failures[0]
     assert isinstance(failure.error, DoubleBooking)
-    assert failure.strategy == "random" and failure.seed == report.runs_executed - 1  # stops at the first
+    # The default strategy; PCT's step bound (a member's parameter) is in its name.
+    assert failure.strategy.startswith("portfolio/") and failure.seed == report.runs_executed - 1  # stops at the first
     # The seed replays the same schedule exactly...
-    again = agentsim.replay(booking_race, seed=failure.seed, strategy="random")
+    again = agentsim.replay(booking_race, seed=failure.seed, strategy=failure.strategy)
     assert again.trace.digest() == failure.trace.digest()
     # ...and the repro line's (shrunk) schedule fails the same way.
     assert failure.minimal is not None
@@ -214,7 +216,8 @@ def test_run_zero_is_the_nominal_schedule_and_the_report_counts_choices() -> Non
     assert len(report.choice_points) == 30 and all(points >= 1 for points in report.choice_points)
     assert report.failures and all(failure.strategy == "random" for failure in report.failures)
     assert 2 <= report.distinct_schedules <= report.distinct_timings
-    assert "choice point(s) per run" in report.format()
+    assert report.stock_choice_points == 1 and len(report.explored_choice_points) == 29
+    assert "run 0 (stock): 1 choice point(s), explored runs: " in report.format()
 
 
 def test_jitter_variants_count_as_timings_not_orders() -> None:
@@ -223,7 +226,24 @@ def test_jitter_variants_count_as_timings_not_orders() -> None:
 
     report = agentsim.explore(main, runs=10, strategy="jitter", database=None)
     assert report.distinct_schedules == 1 and report.distinct_timings == 10
+    # Jitter decides nothing itself: its runs show draws, not choices (run 0 apart).
+    assert report.explored_choice_points == [0] * 9
+    assert "explored runs: 0-0 choice point(s) each" in report.format() and "0.9 delay draw(s) per run" in report.format()
     assert report.jitter_draws == 9 and report.windowed_timers == 1  # run 0 is nominal
+
+
+def test_one_order_and_one_timing_with_windows_set_warns() -> None:
+    async def main() -> None:
+        await agentsim.timing.sleep_between(0.1, 0.2)  # a window that overlaps nothing
+
+    with pytest.warns(SingleScheduleWarning, match="windowed timer"):
+        report = agentsim.explore(main, runs=10, strategy="random", database=None)
+    assert report.single_timing and "health:" in report.format()
+    # The default strategy times that delay: several timings, no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = agentsim.explore(main, runs=10, database=None)
+    assert report.distinct_timings > 1 and not report.single_timing
 
 
 def test_a_sweep_with_nothing_to_explore_says_one_run_is_enough() -> None:

@@ -108,6 +108,20 @@ def test_a_sweep_that_cannot_travel_says_why() -> None:
         agentsim.explore(booking_race, runs=4, database=None, executor="tcp://localhost:8786")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("strategy", ["pct", "portfolio"])
+def test_a_target_loaded_from_a_path_travels_as_it_was_before_any_run(strategy: str) -> None:
+    # The command line loads targets by path: the function goes to the workers
+    # by value. PCT and the portfolio measure a nominal run in the coordinator
+    # first, which leaves an SDK agent's weak references in the module: the
+    # function is pickled before that (this sweep failed to send its chunks,
+    # and the command line hung in the pool's shutdown).
+    from agentsim.integrations.cli import load_target
+
+    function, _ = load_target(str(Path(__file__).resolve().parents[2] / "examples" / "races" / "close_vs_inflight_tool.py") + "::fixed")
+    report = agentsim.explore(function, runs=12, strategy=strategy, database=None, workers=2)
+    assert report.ok and report.runs_executed == 12, report.format()
+
+
 def test_a_dask_cluster_runs_the_sweep_and_a_killed_worker_loses_no_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """dask.distributed (the ``cluster`` extra) as the engine: a LocalCluster
     of two worker processes, one of which dies at seed 7; dask runs its task

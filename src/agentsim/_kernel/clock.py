@@ -40,6 +40,19 @@ def deadline_ticks(seconds: float | None) -> int | None:
     return seconds_to_ticks(seconds)
 
 
+def window_ticks(now: int, earliest: float, nominal: float, latest: float) -> tuple[int, int, int]:
+    """A window given in seconds from now, as instants in ticks (each rounded once)."""
+    # (seconds_to_ticks inlined: a link arms a window per message.)
+    low = now + round(earliest * TICKS_PER_SECOND)
+    middle = now + round(nominal * TICKS_PER_SECOND)
+    high = now + round(latest * TICKS_PER_SECOND)
+    if not low <= middle <= high:
+        from .errors import SimulationConfigError
+
+        raise SimulationConfigError("window", (earliest, nominal, latest), "earliest <= nominal <= latest, in seconds from now")
+    return low, middle, high
+
+
 class VirtualClock:
     """The one clock of a simulation: an integer tick that only moves forward.
 
@@ -76,4 +89,5 @@ class VirtualClock:
     def ticks_after(self, delay: float) -> int:
         """The tick ``delay`` seconds from now (a delay <= 0 is now): exact
         integer arithmetic from now, so ten ``sleep(0.05)`` end at 0.5 s."""
-        return self.ticks + seconds_to_ticks(delay) if delay > 0 else self.ticks
+        # (seconds_to_ticks inlined: every sleep comes here.)
+        return self.ticks + round(delay * TICKS_PER_SECOND) if delay > 0 else self.ticks

@@ -24,15 +24,20 @@ def _check_meta(parameter: object, minimum: object) -> None:
         raise SimulationConfigError("minimum", minimum, "the least accepted value, a number")
 
 
-def number(parameter: str, value: object, *, minimum: float = 0.0, strict: bool = False, infinite: bool = False, expected: str | None = None) -> float:
+def number(
+    parameter: str, value: object, *, minimum: float = 0.0, maximum: float | None = None, strict: bool = False, infinite: bool = False, expected: str | None = None
+) -> float:
     """``value`` as a float, at least ``minimum`` (above it if ``strict``),
-    finite unless ``infinite`` is allowed."""
+    at most ``maximum`` if given, finite unless ``infinite`` is allowed."""
     from .errors import SimulationConfigError
 
     _check_meta(parameter, minimum)
     ok = _is_number(value) and (value > minimum if strict else value >= minimum) and (infinite or math.isfinite(value))  # type: ignore[operator, arg-type]
+    if ok and maximum is not None:
+        ok = value <= maximum  # type: ignore[operator]
     if not ok:
         bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        bound += f" and <= {maximum:g}" if maximum is not None else ""
         raise SimulationConfigError(parameter, value, expected or f"a {'' if infinite else 'finite '}number {bound}")
     return float(value)  # type: ignore[arg-type]
 

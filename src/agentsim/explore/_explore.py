@@ -37,7 +37,7 @@ class ReplaySettings(TypedDict, total=False):
 
 
 #: Strategy names ``explore`` sweeps with (see :func:`explore`).
-EXPLORE_STRATEGIES = ("random", "pct", "fifo", "jitter")
+EXPLORE_STRATEGIES = ("portfolio", "random", "timed", "pct", "fifo", "jitter")
 
 
 def function_key(async_fn: Callable[..., Any]) -> str:
@@ -68,10 +68,13 @@ def explore(
     """Run ``async_fn(*args)`` under many schedules and report the ones that fail.
 
     Run 0 is the stock schedule with nominal timing (what ``"fifo"`` runs);
-    run ``i`` uses seed ``seed + i`` and ``strategy``: ``"random"``, ``"pct"``,
-    ``"fifo"``, ``"jitter"`` (stock order, delays drawn instead of windowed:
-    sampling, the baseline), or a :class:`SchedulingPolicy` instance (each run
-    gets ``policy.for_seed(seed + i)``). Failing schedules found before (in
+    run ``i`` uses seed ``seed + i`` and ``strategy``: ``"portfolio"`` (the
+    default: each run one of the others, drawn from its seed), ``"random"``
+    (orders, windows searched), ``"timed"`` (orders and where each delay
+    lands in its window), ``"pct"``, ``"fifo"``, ``"jitter"`` (stock order,
+    delays drawn instead of windowed: sampling), or a
+    :class:`SchedulingPolicy` instance (each run gets
+    ``policy.for_seed(seed + i)``). Failing schedules found before (in
     ``database``, a directory; None to disable) are replayed first, and new
     ones are saved there. Each failure is shrunk to the fewest deviations from FIFO order
     and the least delay jitter that still fail the same way, and carries a
@@ -131,6 +134,7 @@ def explore(
         processes=processes,
         executor=executor,
     )
+    sweep.prepare(async_fn)
     # Failures from earlier sweeps first, as hypothesis does; then the sweep.
     for source in (SavedFailures(db, key), sweep):
         if pipeline.take(source, progress=progress, total=len(sweep.seeds)):
@@ -186,6 +190,10 @@ class _Pipeline:
         assert outcome is not None
         report.runs_executed += 1
         report.choice_points.append(outcome.choice_points)
+        if report.stock_choice_points is None and candidate.ran == Schedule.nominal(candidate.ran.seed):
+            report.stock_choice_points = outcome.choice_points  # run 0: the stock schedule
+        else:
+            report.explored_choice_points.append(outcome.choice_points)
         report.windowed_timers += outcome.windowed_timers
         report.jitter_draws += outcome.jitter_draws
         self._digests.add(outcome.digest)
@@ -204,7 +212,8 @@ class _Pipeline:
         if minimal is None and self._options.shrink_failures:
             if observer is not None:
                 observer("shrinking", schedule.seed)
-            minimal = shrink(self._runner.run, result, windows=schedule.windows and schedule.strategy != "jitter")
+            policy = schedule.policy()  # (what the run did: drew, windowed or timed its delays)
+            minimal = shrink(self._runner.run, result, windows=policy.windows, delays=policy.times_delays)
             if minimal is None:
                 # The recorded schedule did not fail the same way when replayed:
                 # say so loudly, with the first event that differed.
@@ -233,6 +242,8 @@ class _Pipeline:
         report.distinct_timings = len(self._digests)
         if report.runs_executed > 1 and not report.failures and report.single_schedule:
             warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=3)
+        elif not report.failures and report.single_timing:
+            warnings.warn(SingleScheduleWarning.with_windows(report.runs_executed, report.windowed_timers), stacklevel=3)
         if report.leftover_tasks:
             # Once per sweep, not once per run (runs are quiet about it).
             warnings.warn(LeftoverTasksWarning(report.leftover_tasks), stacklevel=3)

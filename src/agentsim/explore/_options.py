@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._kernel.options import RunOptions, RunSettings
-from .._kernel.scheduling import SchedulingPolicy
+from .._kernel.scheduling import DEFAULT_STRATEGY, SchedulingPolicy
 from .._kernel.validation import whole
 from ._database import DEFAULT_DIRECTORY
 
@@ -28,7 +28,7 @@ class ExploreSettings(RunSettings, total=False):
 class ExploreOptions(RunOptions):
     """:class:`RunOptions` plus how to sweep: ``runs`` (seeds ``seed``,
     ``seed + 1``, ...; run 0 is the stock schedule), ``strategy`` (default
-    ``"random"``), ``stop_on_first``, ``shrink_failures``,
+    ``"portfolio"``), ``stop_on_first``, ``shrink_failures``,
     ``check_determinism``, ``database`` (a directory, None to disable) and
     ``pct_depth``::
 
@@ -36,7 +36,7 @@ class ExploreOptions(RunOptions):
         agentsim.explore(main, options=options)
     """
 
-    strategy: str | SchedulingPolicy = "random"
+    strategy: str | SchedulingPolicy = DEFAULT_STRATEGY
     runs: int = 200
     stop_on_first: bool = True
     shrink_failures: bool = True

@@ -53,19 +53,32 @@ class SweepPlan:
     #: The sweep's first seed: its run is the stock schedule with nominal timing.
     base_seed: int
     check_determinism: bool
+    #: The function by value, pickled before the coordinator ran anything
+    #: (see :func:`function_by_value`); None: it travels by reference.
+    function_payload: bytes | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A function from a module the workers cannot import (the command
-        # line loads targets from a path) travels by value, through cloudpickle
-        # (installed with the cluster extra, and all that needs it).
         fields = tuple(getattr(self, field.name) for field in dataclasses.fields(self))
-        module = sys.modules.get(getattr(self.async_fn, "__module__", "") or "")
-        if module is not None and getattr(module, "__agentsim_by_value__", False):
-            import cloudpickle
-
-            cloudpickle.register_pickle_by_value(module)
-            return (_plan_with_function_by_value, (cloudpickle.dumps(self.async_fn), fields[1:]))
+        payload = self.function_payload or function_by_value(self.async_fn)
+        if payload is not None:
+            return (_plan_with_function_by_value, (payload, fields[1:-1]))
         return (SweepPlan, fields)
+
+
+def function_by_value(async_fn: Callable[..., Any]) -> bytes | None:
+    """A function from a module the workers cannot import (the command line
+    loads targets from a path), pickled by value through cloudpickle
+    (installed with the cluster extra, and all that needs it); None for one
+    that travels by reference. Taken before the coordinator runs the program:
+    a run leaves state in the module's globals (an SDK agent's weak
+    references) that pickles no more."""
+    module = sys.modules.get(getattr(async_fn, "__module__", "") or "")
+    if module is None or not getattr(module, "__agentsim_by_value__", False):
+        return None
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)
+    return cloudpickle.dumps(async_fn)  # type: ignore[no-any-return]
 
 
 def _plan_with_function_by_value(function: bytes, rest: tuple[Any, ...]) -> SweepPlan:
@@ -103,7 +116,7 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
     elif isinstance(strategy, SchedulingPolicy):
         policy = strategy.for_seed(run_seed)
         result = run_policy(run_seed, policy)
-        schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows)
+        schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows, delays=policy.times_delays)
     else:
         schedule = ran = Schedule(run_seed, strategy)
         result = run(schedule)
@@ -223,6 +236,13 @@ def parallel_outcomes(plan: SweepPlan, seeds: Sequence[int], *, workers: int = 1
                         if not (done.done() and not done.cancelled() and done.exception() is None):
                             futures[later] = pool.submit(_run_chunk, plan, chunks[later], later == 0)
             yield from outcomes
+    except BaseException:
+        # (A chunk that could not be sent leaves the pool unable to shut down
+        # cleanly: do not wait for it.)
+        if own:
+            pool.shutdown(wait=False, cancel_futures=True)
+            own = False
+        raise
     finally:
         for future in futures:
             future.cancel()

@@ -231,13 +231,25 @@ class SingleScheduleWarning(AgentsimWarning):
             f"(give the doubles' delays as ranges, e.g. agentsim.timing.uniform, to explore their timing)"
         )
 
+    @classmethod
+    def with_windows(cls, runs: int, windows: int) -> SingleScheduleWarning:
+        """The warning for a sweep whose runs set windowed timers and still
+        all took one order and one timing (their windows never overlapped
+        and the strategy does not time delays)."""
+        return cls(
+            f"all {runs} runs took one order and one timing although they set {windows} windowed timer(s): no window "
+            f"overlapped another when time moved, and this strategy does not try where a delay lands (the default "
+            f"strategy, 'portfolio', and 'timed' do)"
+        )
+
 
 @dataclass
 class ExploreReport:
     """The result of :func:`agentsim.explore`.
 
     ``runs_executed`` counts the explored runs (not shrinking or determinism
-    re-runs); ``choice_points`` the open choices each run decided;
+    re-runs); ``choice_points`` the open choices each run decided (run 0's
+    also apart, ``stock_choice_points``, from ``explored_choice_points``);
     ``distinct_schedules`` how many different orders of events they produced
     and ``distinct_timings`` how many different timed traces (an order under
     other delays counts once there for each timing); ``windowed_timers`` and
@@ -254,6 +266,10 @@ class ExploreReport:
     replayed_from_database: int = 0
     distinct_timings: int = 0
     choice_points: list[int] = field(default_factory=list)
+    #: Run 0's choice points (the stock schedule, counted through the policy path), None if it did not run.
+    stock_choice_points: int | None = None
+    #: The choice points of every other run (what the strategy decided).
+    explored_choice_points: list[int] = field(default_factory=list)
     windowed_timers: int = 0
     jitter_draws: int = 0
     #: The tasks the first passing run that leaked left running (the sweep warns once with them).
@@ -269,11 +285,29 @@ class ExploreReport:
         set a windowed timer or drew a delay (see :class:`SingleScheduleWarning`)."""
         return not any(self.choice_points) and not self.windowed_timers and not self.jitter_draws
 
+    @property
+    def single_timing(self) -> bool:
+        """True if every run took one order and one timing although windowed
+        timers were set (see :meth:`SingleScheduleWarning.with_windows`)."""
+        return self.runs_executed > 1 and self.windowed_timers > 0 and self.distinct_schedules == 1 and self.distinct_timings == 1
+
+    def _choice_spread(self) -> str:
+        """Choice points: run 0 (the stock schedule, counted through the
+        policy path) apart from the explored runs, which a strategy that
+        decides nothing itself (``jitter``) leaves at 0; drawn delays per run."""
+        text = "" if self.stock_choice_points is None else f", run 0 (stock): {self.stock_choice_points} choice point(s)"
+        explored = sorted(self.explored_choice_points)
+        if explored:
+            median = explored[len(explored) // 2]
+            text += f", explored runs: {explored[0]}-{explored[-1]} choice point(s) each (median {median})"
+        if self.jitter_draws:
+            text += f", {self.jitter_draws / self.runs_executed:.1f} delay draw(s) per run"
+        return text
+
     def format(self, *, verbose: bool = False) -> str:
         """The summary line, health notes, then each failure (``verbose``: with
         the failing run's whole timeline) and each nondeterminism."""
-        points = self.choice_points
-        spread = f", {min(points)}-{max(points)} choice point(s) per run" if points else ""
+        spread = self._choice_spread()
         replayed = f", {self.replayed_from_database} saved failure(s) replayed first" if self.replayed_from_database else ""
         lines = [
             f"{self.runs_executed} run(s), {self.distinct_schedules} distinct order(s), "
@@ -286,6 +320,8 @@ class ExploreReport:
             )
         if self.runs_executed > 1 and self.single_schedule:
             lines.append(f"health: {SingleScheduleWarning.after(self.runs_executed)}")
+        elif self.single_timing:
+            lines.append(f"health: {SingleScheduleWarning.with_windows(self.runs_executed, self.windowed_timers)}")
         lines += [failure.format(verbose=verbose) for failure in self.failures]
         lines += [case.format() for case in self.nondeterminism]
         return "\n\n".join(lines)

@@ -21,7 +21,9 @@ class Schedule:
     ``"17:fifo+3=1,9=2:j0.5"``) that :func:`agentsim.replay`,
     ``--agentsim-schedule`` and ``agentsim replay --schedule`` accept. A
     replay schedule of a run that drew its delays instead of windowing them
-    (the ``jitter`` strategy) reads ``"17:jitter+...:j0.5"``.
+    (the ``jitter`` strategy) reads ``"17:jitter+...:j0.5"``; of a run that
+    timed its delays too (``timed``), ``"17:timed+..."``: its choice numbers
+    count the delay choices, so the base word says how to number them.
     """
 
     seed: int
@@ -31,6 +33,9 @@ class Schedule:
     _key: tuple[tuple[int, int], ...] = field(default=(), repr=False)
     #: False: delays are drawn points (``jitter``), not windowed timers.
     windows: bool = True
+    #: True: each windowed timer is also a ``"delay"`` choice (a replay of a
+    #: ``timed`` run: ``"17:timed+..."``).
+    delays: bool = False
 
     def __post_init__(self) -> None:
         whole("seed", self.seed, minimum=-(2**63), expected="a whole number (the run's seed)")
@@ -41,19 +46,18 @@ class Schedule:
         number("jitter", self.jitter, expected="a delay jitter scale >= 0 (1: as drawn, 0: nominal)")
         if not isinstance(self.windows, bool):
             raise SimulationConfigError("windows", self.windows, "True (delays as windowed timers) or False (drawn points)")
+        if not isinstance(self.delays, bool) or (self.delays and not self.windows):
+            raise SimulationConfigError("delays", self.delays, "True (windowed timers also land where a choice says) or False; never with drawn delays")
         object.__setattr__(self, "_key", tuple(sorted((self.deviations or {}).items())))
 
     def __hash__(self) -> int:
-        return hash((self.seed, self.strategy, self._key, self.jitter, self.windows))
+        return hash(self._identity())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Schedule) and (self.seed, self.strategy, self._key, self.jitter, self.windows) == (
-            other.seed,
-            other.strategy,
-            other._key,
-            other.jitter,
-            other.windows,
-        )
+        return isinstance(other, Schedule) and self._identity() == other._identity()
+
+    def _identity(self) -> tuple[object, ...]:
+        return (self.seed, self.strategy, self._key, self.jitter, self.windows, self.delays)
 
     @classmethod
     def nominal(cls, seed: int) -> Schedule:
@@ -68,7 +72,9 @@ class Schedule:
     def policy(self) -> SchedulingPolicy:
         if self.deviations is not None:
             # (The nominal run is named fifo: fifo, counting its choice points.)
-            return replay_policy(self.deviations, jitter_scale=self.jitter, windows=self.windows, name="fifo" if self.strategy == "fifo" else None)
+            return replay_policy(
+                self.deviations, jitter_scale=self.jitter, windows=self.windows, times_delays=self.delays, name="fifo" if self.strategy == "fifo" else None
+            )
         # PCT's parameters are part of its schedule: "pct/DEPTH/STEPS".
         return make_policy(self.strategy, self.seed)
 
@@ -77,7 +83,7 @@ class Schedule:
             return f"{self.seed}:{self.strategy}"
         moves = ",".join(f"{index}={option}" for index, option in sorted(self.deviations.items()))
         jitter = "" if self.jitter == 1.0 else f":j{self.jitter:g}"
-        base = "fifo" if self.windows else "jitter"
+        base = "timed" if self.delays else "fifo" if self.windows else "jitter"
         return f"{self.seed}:{base}+{moves}{jitter}"
 
     @classmethod
@@ -96,7 +102,7 @@ class Schedule:
             raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
         seed, strategy, base, moves, jitter = int(match["seed"]), match["strategy"], match["base"], match["moves"], match["jitter"]
         if strategy is not None:
-            if strategy == "pct" or not is_strategy(strategy):
+            if strategy in ("pct", "portfolio") or not is_strategy(strategy):
                 raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
             return cls(seed, strategy)
         pairs = [move.split("=") for move in moves.split(",")] if moves else []
@@ -106,14 +112,15 @@ class Schedule:
         scale = float(jitter) if jitter is not None else 1.0
         if not math.isfinite(scale):
             raise SimulationConfigError("schedule", text, "a jitter scale ':jSCALE' that is a finite number >= 0")
-        return cls(seed, "replay", deviations, scale, windows=base == "fifo")
+        return cls(seed, "replay", deviations, scale, windows=base != "jitter", delays=base == "timed")
 
 
 _SCHEDULE_EXPECTED = (
-    "'SEED:STRATEGY' as a report prints it ('17:random', '17:fifo', '17:jitter', '17:pct/3/40': PCT with its "
-    "parameters) or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...') with whole numbers >= 0"
+    "'SEED:STRATEGY' as a report prints it ('17:portfolio/3/40', '17:random', '17:timed', '17:fifo', '17:jitter', "
+    "'17:pct/3/40': PCT's parameters with it) or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...', "
+    "'SEED:timed+...') with whole numbers >= 0"
 )
 _SCHEDULE = re.compile(
-    r"(?P<seed>-?\d+):(?:(?P<base>fifo|jitter)\+(?P<moves>(?:\d+=\d+(?:,\d+=\d+)*)?)(?::j(?P<jitter>\d+(?:\.\d*)?(?:e[-+]?\d+)?))?"
+    r"(?P<seed>-?\d+):(?:(?P<base>fifo|jitter|timed)\+(?P<moves>(?:\d+=\d+(?:,\d+=\d+)*)?)(?::j(?P<jitter>\d+(?:\.\d*)?(?:e[-+]?\d+)?))?"
     r"|(?P<strategy>[a-z]+(?:/\d+/\d+)?))"
 )

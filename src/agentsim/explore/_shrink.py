@@ -33,10 +33,11 @@ def origin(error: BaseException) -> Origin:
 
 
 class _Shrinker:
-    def __init__(self, run: RunSchedule, seed: int, target: Origin, budget: int, windows: bool) -> None:
+    def __init__(self, run: RunSchedule, seed: int, target: Origin, budget: int, windows: bool, delays: bool) -> None:
         self._run = run
         self._seed = seed
         self._windows = windows
+        self._delays = delays
         self._target = target
         self._budget = budget
         self.runs = 0
@@ -45,7 +46,7 @@ class _Shrinker:
         self._seen: dict[Schedule, SimulationResult[object]] = {}
 
     def fails(self, deviations: dict[int, int], jitter: float, *, force: bool = False) -> bool:
-        schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows)
+        schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows, delays=self._delays)
         cached = self._seen.get(schedule)
         if cached is None:
             if self.runs >= self._budget and not force:
@@ -97,12 +98,12 @@ def _closer_to_stock(
     return deviations
 
 
-def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200, windows: bool = True) -> MinimalSchedule | None:
+def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200, windows: bool = True, delays: bool = False) -> MinimalSchedule | None:
     """The minimal schedule for ``failing`` (None if its schedule does not replay).
 
     ``windows`` is False for a run whose delays were drawn (``jitter``)."""
     assert failing.exception is not None
-    shrinker = _Shrinker(run, failing.seed, origin(failing.exception), budget, windows)
+    shrinker = _Shrinker(run, failing.seed, origin(failing.exception), budget, windows, delays)
     original = sorted(failing.trace.deviations.items())
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism
@@ -140,7 +141,7 @@ def simpler_failing_neighbours(run: RunSchedule, minimal: MinimalSchedule) -> li
     stock = minimal.trace.choices.stock_options()
 
     def fails(candidate: dict[int, int]) -> bool:
-        result = run(Schedule(base.seed, "replay", candidate, base.jitter, windows=base.windows))
+        result = run(Schedule(base.seed, "replay", candidate, base.jitter, windows=base.windows, delays=base.delays))
         return result.exception is not None and origin(result.exception) == target
 
     found = []

@@ -17,7 +17,7 @@ hypothesis) is one more class with a ``candidates`` method.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from .._kernel.scheduling import SchedulingPolicy, sized_for_a_sweep
 from .._kernel.simulation import SimulationResult
 from ._database import FailureDatabase
-from ._parallel import RunOutcome, SweepPlan, parallel_outcomes, run_seed
+from ._parallel import RunOutcome, SweepPlan, function_by_value, parallel_outcomes, run_seed
 from ._report import MinimalSchedule
 from ._runner import Runner
 from ._schedule import Schedule
@@ -106,8 +106,19 @@ class SeedSweep:
         self._check_determinism = check_determinism
         self._processes = processes
         self._executor = executor
+        #: A function sent by value, pickled now: before any run leaves state
+        #: in its module (a saved failure's replay, PCT's measuring run).
+        self._function_payload: bytes | None = None
+
+    def prepare(self, async_fn: Callable[..., Any]) -> None:
+        """Take what must be taken before anything runs: a parallel sweep's
+        function, if it travels by value (``function_by_value``)."""
+        if self._processes > 1 or self._executor is not None:
+            self._function_payload = function_by_value(async_fn)
 
     def candidates(self, runner: Runner) -> Iterator[Candidate]:
+        if not self.seeds:
+            return  # (zero runs: not even a strategy's measuring run)
         nominal: SimulationResult[Any] | None = None
 
         def nominal_choice_points() -> int:
@@ -116,7 +127,9 @@ class SeedSweep:
             return nominal.choice_points
 
         strategy = sized_for_a_sweep(self._strategy, self._pct_depth, nominal_choice_points)
-        plan = SweepPlan(runner.async_fn, runner.args, runner.backend, runner.options, strategy, self._base_seed, self._check_determinism)
+        plan = SweepPlan(
+            runner.async_fn, runner.args, runner.backend, runner.options, strategy, self._base_seed, self._check_determinism, self._function_payload
+        )
         if self._processes == 1 and self._executor is None:
             outcomes: Iterator[RunOutcome] = _serial_outcomes(plan, self.seeds, runner, nominal)
         else:

@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         # Unset options come from [tool.agentsim] (and --profile), else the defaults.
         command.add_argument("--backend", default=None, choices=list(BACKENDS))
         command.add_argument("--seed", type=int, default=None, help="the (first) seed")
-        command.add_argument("--strategy", default=None, type=parse_strategy, help="fifo, jitter, random, pct, or pct/DEPTH/STEPS as a report prints it")
+        command.add_argument("--strategy", default=None, type=parse_strategy, help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it")
         command.add_argument("--max-virtual-time", type=float, default=None, help="virtual seconds a run may last (0: no limit)")
         command.add_argument("--wall-timeout", type=float, default=None, help=f"real seconds a run may take (default {DEFAULT_WALL_TIMEOUT:g}; 0: no limit)")
         command.add_argument(

@@ -62,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-seed", type=int, default=None, help="replay this one seed instead of exploring")
     group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
     group.addoption(
-        "--agentsim-strategy", default=None, type=parse_strategy, help="fifo, jitter, random, pct, or pct/DEPTH/STEPS as a report prints it"
+        "--agentsim-strategy", default=None, type=parse_strategy, help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it"
     )
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")

@@ -27,22 +27,22 @@ sets) iterate in the same order in every process.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import itertools
 import types
 from asyncio import events
-from collections.abc import Callable, Sequence
-from bisect import bisect_left, insort
+from collections.abc import Callable
+from bisect import insort
 from heapq import heapify, heappop, heappush
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
 
 from sortedcontainers import SortedList
 
-from ..clock import TICKS_PER_SECOND, seconds_to_ticks
+from ..clock import TICKS_PER_SECOND, seconds_to_ticks, window_ticks
 from ..core import SimulationCore
 from ..errors import SimulationEscapeError, SwallowedCancellationWarning
 from ..scheduling.choice_options import RankedTimerOptions, TimerOptions
+from ..scheduling.delays import DelayOptions
 from ..scheduling.kinds import CONTINUE
 from .asyncio_handles import (
     LateTimerHandle,
@@ -56,7 +56,7 @@ from .asyncio_handles import (
     trace_label,
 )
 from ..tracing.snapshots import caller_site, describe_callable, snapshot_task
-from ..scheduling.windows import WindowedTimer, WindowedTimers, window_ticks
+from ..scheduling.windows import WindowedTimer, WindowedTimers
 
 __all__ = ["VirtualEventLoop", "current_task", "task_label", "trace_label"]
 
@@ -139,6 +139,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
         self._fifo = core.policy.fifo
+        #: Each windowed timer is also a "delay" choice (scheduling/delays.py).
+        self._times_delays = core.policy.times_delays and not self._fifo
         self._record = core.trace.record
         self._append_event = core.trace.append_raw
         #: The choice log's and the deviations' appends (trace.py, choices.py).
@@ -242,6 +244,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # (Not a window nominally due now: that one fires once the instant
             # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
+        if self._times_delays:
+            # Where in its window it lands (delays.py): 0 keeps the window.
+            options = DelayOptions(task_label(current_task(self)), now, low, middle, high)
+            chosen = self._chooser.delay(options)
+            if chosen:
+                return self._schedule_timer(options.instant(chosen), callback, args, context)
         handle = WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
         creator = "" if self._fifo else task_label(current_task(self))

@@ -36,28 +36,25 @@ after an abort).
 
 from __future__ import annotations
 
-import bisect
-import heapq
 import itertools
 import random
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from math import inf, nextafter
-from typing import Any, Final
+from typing import Any
 
 import outcome
 import trio
-from sortedcontainers import SortedList
 from trio._core import _run as trio_run_module
 from trio.testing import MockClock
 
 from .backend import Backend, Outcome, call_async_fn
-from ..clock import TICKS_PER_SECOND, seconds_to_ticks
+from ..clock import TICKS_PER_SECOND, seconds_to_ticks, window_ticks
 from ..core import SimulationCore
 from ..errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from ..patches.patching import PatchSet
-from ..scheduling.ranking import Priority
 from ..tracing.snapshots import snapshot_task
-from ..scheduling.windows import WindowedTimers, window_ticks
+from ..scheduling.delays import DelayOptions
+from ..scheduling.windows import WindowedTimers
 
 _WALL_CHECK_EVERY = 1024
 
@@ -90,6 +87,14 @@ class TrioVirtualClock:
             return
         task = trio.lowlevel.current_task()
         label = "" if self._core.policy.fifo else self._labels(task)
+        if self._core.policy.times_delays and not self._core.policy.fifo:
+            # Where in its window it lands (delays.py): 0 keeps the window.
+            now = self._core.clock.ticks
+            options = DelayOptions(label, now, low, middle, high)
+            chosen = self._core.chooser.delay(options)
+            if chosen:
+                await trio.sleep((options.instant(chosen) - now) / TICKS_PER_SECOND)
+                return
         timer = self._windows.add(low, middle, high, next(self._window_sequence), task, label)
 
         def abort(raise_cancel: Any) -> trio.lowlevel.Abort:

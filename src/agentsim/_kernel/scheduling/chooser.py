@@ -10,7 +10,9 @@ once per run) and takes the option it returns:
   fires next when time must move (``windows.py``);
 * :meth:`Chooser.batch` (trio): the order a batch of runnable tasks runs in;
 * :meth:`Chooser.eager` (asyncio 3.12+, eager task factory): start a task
-  eagerly or defer it.
+  eagerly or defer it;
+* :meth:`Chooser.delay` (a policy that times delays): where in its window a
+  timer being set lands (``delays.py``).
 
 Each method but ``timer`` records the choice on the trace (its compact log,
 and the deviation from the stock option if any): that record *is* the
@@ -103,6 +105,11 @@ class Chooser:
             order.append(options.take(self.choose("batch", options)))
         order.append(options.take(0))
         return order
+
+    def delay(self, options: Sequence[str]) -> int:
+        """Where a timer with a window lands, asked when it is set (only of a
+        policy that times delays; ``delays.py``): 0 keeps the window."""
+        return self.choose("delay", options)
 
     def eager(self) -> bool:
         """Whether a task made under asyncio's eager task factory starts eagerly."""

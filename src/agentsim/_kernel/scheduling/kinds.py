@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Literal
 
-ChoiceKind = Literal["timer", "batch", "window", "eager"]
+ChoiceKind = Literal["timer", "batch", "window", "eager", "delay"]
 
 #: Label of option 0 at a ``"timer"`` choice: keep running the ready queue.
 CONTINUE: Final = "<ready>"

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
+from ..validation import number
+from .delays import DELAY_OPTIONS
 from .choice_options import SORTED_FROM, TimerOptions
 from .chooser import TrustedChooser
 from .policy import ChoiceKind, SchedulingPolicy
@@ -41,17 +43,22 @@ class RandomPolicy(SchedulingPolicy):
 
     name = "random"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, late: float | None = None) -> None:
         # A string seed goes through SHA-512, so the stream is the same in every
         # process whatever PYTHONHASHSEED is.
         self._rng = random.Random(f"agentsim:schedule:{seed}")
+        #: None: delays keep their windows (orders searched). A number in
+        #: [0, 1]: delays are timed too (``"delay"`` choices, delays.py), this
+        #: share of them landing late (the ``timed`` strategy).
+        self.late = late if late is None else number("late", late, maximum=1.0, expected="a share of delays landing late, 0 to 1")
+        self.times_delays = late is not None
         self._uniform_seed = self._rng.getrandbits(128)
         #: Uniform floats in [0, 1) for the uniform picks: a ``__next__`` the
         #: backends call directly (one C call per choice, no label list).
         self.uniforms: Callable[[], float] = uniform_stream(self._uniform_seed).__next__
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
-        return RandomPolicy(seed)
+        return RandomPolicy(seed, late=self.late)
 
     def chooser(self, core: SimulationCore) -> Chooser:
         if type(self).choose is not RandomPolicy.choose:
@@ -71,6 +78,8 @@ class RandomPolicy(SchedulingPolicy):
         self.uniforms = uniform_stream(self._uniform_seed).__next__
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
+        if kind == "delay" and self.late is not None and len(labels) == len(DELAY_OPTIONS):
+            return landing(self.uniforms(), self.late)
         if kind != "window" or not hasattr(labels, "in_order"):
             return int(self.uniforms() * len(labels))
         eligible = eligible_window_options(labels, self._target)
@@ -78,6 +87,34 @@ class RandomPolicy(SchedulingPolicy):
 
     def _target(self, earliest: int, latest: int) -> int | None:
         return None if self._rng.random() < 0.5 else self._rng.randint(earliest, latest)
+
+
+def landing(u: float, late: float) -> int:
+    """The ``"delay"`` option (delays.py) a uniform ``u`` picks when a share
+    ``late`` of the delays lands late: at the latest instant (70% of those)
+    or three quarters of the way; the rest keep their window (60%), land at
+    the earliest instant (20%) or a quarter of the way (20%)."""
+    if u < late:
+        return 1 if u < late * 0.7 else 3
+    rest = (u - late) / (1.0 - late)
+    return 0 if rest < 0.6 else 2 if rest < 0.8 else 4
+
+
+class TimedPolicy(RandomPolicy):
+    """Random orders, and random landings: each timer with a window is also
+    a ``"delay"`` choice (delays.py), so a reply that must land *late* to
+    break the program is tried, not only its order among other timers. The
+    share of delays landing late is drawn per run from 0.2, 0.5 and 0.8
+    (swarm testing: some runs make most delays late, which a race of two or
+    three late steps needs; others few)."""
+
+    name = "timed"
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed, late=random.Random(f"agentsim:timed:{seed}").choice((0.2, 0.5, 0.8)))
+
+    def for_seed(self, seed: int) -> SchedulingPolicy:
+        return TimedPolicy(seed)
 
 
 def uniform_stream(seed: int, largest_chunk: int = 4096) -> Iterator[float]:
@@ -129,9 +166,17 @@ class RandomChooser(TrustedChooser):
         super().__init__(core)
         self._uniforms = policy.uniforms
         self._target = policy._target
+        self._late = policy.late or 0.0
 
     def timer(self, options: TimerOptions, unchanged: bool) -> int:
         return int(self._uniforms() * options.length)
+
+    def delay(self, options: Sequence[str]) -> int:
+        # A share ``late`` of the delays lands late (at the latest instant, or
+        # three quarters of the way); the rest keep their window or land early.
+        chosen = landing(self._uniforms(), self._late)
+        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, 5)
+        return chosen
 
     def window(self, options: Sequence[str]) -> int:
         # (A window choice falls on most moves of time on a server's path.)

@@ -12,25 +12,32 @@ from typing import Final
 from ..errors import SimulationConfigError
 from .pct import PCTPolicy
 from .policy import SchedulingPolicy
-from .random_policy import RandomPolicy
+from .portfolio import portfolio_policy
+from .random_policy import RandomPolicy, TimedPolicy
 from .replay import ReplayPolicy
 from .stock import FifoPolicy, JitterPolicy
 
 
 #: Strategy names accepted by ``strategy=``, each a factory taking the seed.
-STRATEGIES: Final = {
+STRATEGIES: Final[dict[str, Callable[[int], SchedulingPolicy]]] = {
+    "portfolio": portfolio_policy,
     "fifo": lambda seed: FifoPolicy(),
     "jitter": lambda seed: JitterPolicy(),
     "random": RandomPolicy,
+    "timed": TimedPolicy,
     "pct": PCTPolicy,
 }
 
+#: The strategy ``explore``, the pytest marker and the command line use unless told.
+DEFAULT_STRATEGY: Final = "portfolio"
+
 
 def pct_parameters(strategy: str) -> tuple[int, int] | None:
-    """``(depth, steps)`` of a strategy written ``"pct/DEPTH/STEPS"`` (as sweeps
-    report PCT, whose parameters are part of the schedule), else None."""
+    """``(depth, steps)`` of a strategy written ``"pct/DEPTH/STEPS"`` or
+    ``"portfolio/DEPTH/STEPS"`` (as sweeps report them: PCT's parameters are
+    part of the schedule), else None."""
     parts = strategy.split("/")
-    if len(parts) != 3 or parts[0] != "pct" or not (parts[1].isdigit() and parts[2].isdigit()):
+    if len(parts) != 3 or parts[0] not in ("pct", "portfolio") or not (parts[1].isdigit() and parts[2].isdigit()):
         return None
     depth, steps = int(parts[1]), int(parts[2])
     return (depth, steps) if depth >= 1 and steps >= 1 else None
@@ -44,7 +51,10 @@ def is_strategy(strategy: object) -> bool:
 
 
 #: What a strategy may be, for error messages.
-STRATEGY_EXPECTED: Final = "one of 'fifo', 'jitter', 'random', 'pct', 'pct/DEPTH/STEPS' (as reported by a sweep) or a SchedulingPolicy instance"
+STRATEGY_EXPECTED: Final = (
+    "one of 'portfolio' (the default), 'fifo', 'jitter', 'random', 'timed', 'pct', 'pct/DEPTH/STEPS' or "
+    "'portfolio/DEPTH/STEPS' (as reported by a sweep) or a SchedulingPolicy instance"
+)
 
 
 def parse_strategy(text: str) -> str:
@@ -65,6 +75,8 @@ def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy
     if isinstance(strategy, str):
         parameters = pct_parameters(strategy)
         if parameters is not None:
+            if strategy.startswith("portfolio"):
+                return portfolio_policy(seed, depth=parameters[0], steps=parameters[1])
             return PCTPolicy(seed, depth=parameters[0], steps=parameters[1])
         factory = STRATEGIES.get(strategy)
         if factory is not None:
@@ -77,15 +89,15 @@ def sized_for_a_sweep(strategy: str | SchedulingPolicy, pct_depth: int, measure:
     makes, so ``"pct"`` becomes ``"pct/DEPTH/STEPS"`` with ``measure()``
     (the nominal run's choice points, at least 8); others are unchanged and
     ``measure`` is not called."""
-    if strategy == "pct":
-        return f"pct/{pct_depth}/{max(8, measure())}"
+    if strategy in ("pct", "portfolio"):
+        return f"{strategy}/{pct_depth}/{max(8, measure())}"
     return strategy
 
 
-def replay_policy(deviations: dict[int, int], *, jitter_scale: float, windows: bool, name: str | None = None) -> SchedulingPolicy:
+def replay_policy(deviations: dict[int, int], *, jitter_scale: float, windows: bool, times_delays: bool = False, name: str | None = None) -> SchedulingPolicy:
     """The policy replaying a schedule's deviations (``name``: the strategy
     it stands for in reports, e.g. ``"fifo"`` for the nominal run)."""
-    policy = ReplayPolicy(deviations, jitter_scale=jitter_scale, windows=windows)
+    policy = ReplayPolicy(deviations, jitter_scale=jitter_scale, windows=windows, times_delays=times_delays)
     if name is not None:
         policy.name = name  # type: ignore[misc]
     return policy

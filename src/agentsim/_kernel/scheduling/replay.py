@@ -35,18 +35,22 @@ class ReplayPolicy(SchedulingPolicy):
     asks) to the option to take there; an option that does not exist at that
     point falls back to FIFO. ``ReplayPolicy({})`` is FIFO taken through the
     policy path. ``jitter_scale`` scales seeded delays toward their nominal
-    value and ``windows=False`` draws delays instead of windowing them (see
-    :class:`SchedulingPolicy`).
+    value, ``windows=False`` draws delays instead of windowing them and
+    ``times_delays=True`` asks where each windowed timer lands (see
+    :class:`SchedulingPolicy`; a schedule of the ``timed`` strategy).
     """
 
     name = "replay"
 
-    def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0, windows: bool = True) -> None:
+    def __init__(self, deviations: dict[int, int] | None = None, *, jitter_scale: float = 1.0, windows: bool = True, times_delays: bool = False) -> None:
         self.deviations = check_deviations(deviations)
         self.jitter_scale = number("jitter_scale", jitter_scale, expected="a delay jitter scale >= 0 (1: as drawn, 0: nominal)")
         if not isinstance(windows, bool):
             raise SimulationConfigError("windows", windows, "True (delays as windowed timers) or False (drawn points)")
         self.windows = windows
+        if not isinstance(times_delays, bool):
+            raise SimulationConfigError("times_delays", times_delays, "True (each windowed timer is also a delay choice) or False")
+        self.times_delays = times_delays
         self._index = 0
 
     def chooser(self, core: SimulationCore) -> Chooser:

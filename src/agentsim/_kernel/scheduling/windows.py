@@ -40,19 +40,6 @@ from typing import Any, Final, NamedTuple
 
 from sortedcontainers import SortedList
 
-from ..clock import TICKS_PER_SECOND, seconds_to_ticks
-
-
-def window_ticks(now: int, earliest: float, nominal: float, latest: float) -> tuple[int, int, int]:
-    """A window given in seconds from now, as instants in ticks (each rounded once)."""
-    low = now + seconds_to_ticks(earliest)
-    middle = now + seconds_to_ticks(nominal)
-    high = now + seconds_to_ticks(latest)
-    if not low <= middle <= high:
-        from ..errors import SimulationConfigError
-
-        raise SimulationConfigError("window", (earliest, nominal, latest), "earliest <= nominal <= latest, in seconds from now")
-    return low, middle, high
 
 
 @dataclass(eq=False, slots=True)

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # loads it.
 
 #: Choice kinds as small integers (the compact form), and back.
-KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3}
+#: (4: a kind a double named itself, agentsim.choose.)
+KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3, "delay": 5}
 _KIND_NAMES: Final = {code: name for name, code in KIND_CODES.items()}
 
 

@@ -1,0 +1,48 @@
+"""The default strategy: a portfolio of the others, one per run.
+
+No single strategy wins on every class of race (docs/explore.md measures
+them): the window search (``random``) finds narrow overlaps in a few runs
+where sampling needs hundreds; sampling (``jitter``) finds wide overlaps
+faster; PCT finds bugs that need a few ordering constraints among many
+tasks; only timed delays (``timed``) find a reply that must land late.
+So each run of a sweep takes one of them, drawn from its seed with these
+shares (as Coyote's portfolio mode and swarm testing do): a sweep explores
+every class without the user knowing which to pick, and a run replays from
+its seed alone.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Final
+
+from .pct import PCTPolicy
+from .policy import SchedulingPolicy
+from .random_policy import RandomPolicy, TimedPolicy
+from .stock import JitterPolicy
+
+#: The members, and their shares of a sweep's runs.
+MEMBERS: Final = ("timed", "random", "pct", "jitter")
+SHARES: Final = (0.4, 0.2, 0.2, 0.2)
+
+
+def member_for(seed: int) -> str:
+    """The strategy run ``seed`` of a portfolio sweep takes."""
+    return random.Random(f"agentsim:portfolio:{seed}").choices(MEMBERS, SHARES)[0]
+
+
+def portfolio_policy(seed: int, *, depth: int = 3, steps: int = 64) -> SchedulingPolicy:
+    """Run ``seed``'s policy (PCT's ``depth`` and ``steps``, as ``pct/D/S``).
+    Named ``portfolio:MEMBER`` in results, so a report says which one failed."""
+    member = member_for(seed)
+    policy: SchedulingPolicy
+    if member == "timed":
+        policy = TimedPolicy(seed)
+    elif member == "random":
+        policy = RandomPolicy(seed)
+    elif member == "pct":
+        policy = PCTPolicy(seed, depth=depth, steps=steps)
+    else:
+        policy = JitterPolicy()
+    policy.name = f"portfolio:{member}"  # type: ignore[misc]
+    return policy

@@ -1,0 +1,89 @@
+"""Timed delays: under a policy that times them, each timer with a window is
+also a "delay" choice (where in its window it lands); FIFO, random and PCT
+are unchanged (tests/explore/test_recorded_digests.py), and a timed schedule
+replays from its string."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+import agentsim
+from agentsim._kernel.scheduling.delays import DELAY_OPTIONS, DelayOptions
+from agentsim._kernel.scheduling.portfolio import MEMBERS, member_for
+from agentsim._kernel.scheduling.random_policy import landing
+from agentsim.explore import Schedule
+from agentsim.timing import sleep_between
+
+
+async def _landing() -> float:
+    await sleep_between(0.2, 0.6)
+    return agentsim.now()
+
+
+def test_delay_options_pin_the_bounds_and_the_quarters() -> None:
+    options = DelayOptions("reply#2", 0, 200, 400, 600)
+    assert [options.instant(index) for index in range(len(DELAY_OPTIONS))] == [400, 600, 200, 500, 300]
+    assert "latest" in options[1] and "reply#2" in options[1] and "nominal" in options[0]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_timed_sweep_lands_a_lone_delay_at_every_option(backend: str) -> None:
+    landed = {agentsim.simulate(_landing, strategy="timed", seed=seed, backend=backend).unwrap() for seed in range(40)}
+    assert landed == {0.2, 0.3, 0.4, 0.5, 0.6}
+    # Random and PCT never move a window nothing overlaps; FIFO is nominal.
+    for strategy in ("random", "pct", "fifo"):
+        assert {agentsim.simulate(_landing, strategy=strategy, seed=seed, backend=backend).unwrap() for seed in range(10)} == {0.4}
+
+
+def test_a_timed_run_replays_from_its_seed_and_as_deviations() -> None:
+    for seed in range(12):
+        result = agentsim.simulate(_landing, strategy="timed", seed=seed)
+        again = agentsim.replay(_landing, schedule=f"{seed}:timed")
+        assert again.value == result.value and again.trace.digest() == result.trace.digest()
+        moves = ",".join(f"{index}={option}" for index, option in sorted(result.trace.deviations.items()))
+        as_deviations = agentsim.replay(_landing, schedule=f"{seed}:timed+{moves}")
+        assert as_deviations.value == result.value
+        # The same deviations under the plain window base ask no delay choice: nominal.
+        if moves:
+            assert agentsim.replay(_landing, schedule=f"{seed}:fifo+{moves}").value == 0.4
+
+
+def test_timed_schedules_encode_and_decode() -> None:
+    schedule = Schedule.decode("7:timed+0=1,3=2:j0.5")
+    assert schedule.delays and schedule.windows and schedule.deviations == {0: 1, 3: 2}
+    assert schedule.encode() == "7:timed+0=1,3=2:j0.5"
+    assert Schedule.decode("7:fifo+0=1").delays is False
+    with pytest.raises(agentsim.SimulationConfigError) as info:
+        Schedule(7, "replay", {0: 1}, windows=False, delays=True)
+    assert info.value.parameter == "delays"
+    with pytest.raises(agentsim.SimulationConfigError):
+        Schedule.decode("7:portfolio")  # its PCT member's parameters belong to the schedule
+
+
+def test_landing_shares() -> None:
+    # A share ``late`` of the delays lands late (latest or three quarters); the rest
+    # keep their window, or land early.
+    picks = [landing(index / 1000, 0.5) for index in range(1000)]
+    assert picks.count(1) + picks.count(3) == 500
+    assert picks.count(1) == 350 and picks.count(0) == 300 and picks.count(2) == 100 and picks.count(4) == 100
+
+
+def test_the_portfolio_draws_each_member_by_seed_and_names_it() -> None:
+    members = [member_for(seed) for seed in range(400)]
+    assert set(members) == set(MEMBERS)
+    assert 120 < members.count("timed") < 200  # 40%
+    for seed in range(8):
+        result = agentsim.simulate(_landing, strategy="portfolio/3/64", seed=seed)
+        assert result.strategy == f"portfolio:{member_for(seed)}"
+
+
+def test_explore_defaults_to_the_portfolio() -> None:
+    assert agentsim.ExploreOptions().strategy == "portfolio"
+
+    async def late_reply_times_out() -> None:
+        with anyio.fail_after(0.55):
+            await sleep_between(0.2, 0.6)
+
+    report = agentsim.explore(late_reply_times_out, runs=60, database=None)
+    assert report.failures and report.failures[0].strategy.startswith("portfolio/")

@@ -25,7 +25,14 @@ runs per second of one sweep on 1 and 2 local worker processes and on a
 2-worker dask ``LocalCluster`` (the ``cluster`` extra), for the trivial
 program and for two real-SDK scenarios.
 
-    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only] [--scale-only]
+Then, class by class (``--classes-only`` alone): lateness races
+(``examples/lateness/``: a delay must land late), the narrow-window races and
+the race examples, runs to first failure over ``--class-bases`` base seeds
+for jitter, random, pct, timed and the default portfolio, the default's
+ratio to the best single strategy, and false alarms of the fixed twins
+under timed and the portfolio.
+
+    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only] [--classes-only] [--scale-only]
 
 Targets (issue 5): median <= 50 runs to find; >= 300 runs/s/core on a
 real-SDK realtime scenario. Nothing is asserted: this is a measurement.
@@ -48,8 +55,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RACES = ROOT / "examples" / "races"
 WINDOW_RACES = ROOT / "examples" / "windows"
+LATENESS_RACES = ROOT / "examples" / "lateness"
+#: The strategies the class tables compare, the default last.
+CLASS_STRATEGIES = ("jitter", "random", "pct", "timed", "portfolio")
 sys.path.insert(0, str(RACES))
 sys.path.insert(0, str(WINDOW_RACES))
+sys.path.insert(0, str(LATENESS_RACES))
 
 import agentsim  # noqa: E402
 from agentsim.explore import SingleScheduleWarning  # noqa: E402
@@ -126,6 +137,36 @@ def window_races(cap: int, fixed_runs: int) -> None:
         ]
         alarms = f"{false_alarms[0]} + {false_alarms[1]} / {fixed_runs} each"
         print(f"{name:<30}{'pass' if fifo_passes else 'FAIL':>6}{cells[0]:>22}{cells[1]:>22}{cells[2]:>22}{alarms:>26}")
+
+
+def class_table(title: str, folder: Path, cap: int, bases: int, fixed_runs: int) -> None:
+    """One class of race: runs to first failure per strategy (median over
+    ``bases`` base seeds; a sweep that found nothing counts as cap + 1), the
+    default's ratio to the best single strategy, and false alarms of the
+    fixed twins under timed and the portfolio."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(f"\n{title}: runs to first failure over {bases} base seeds (cap {cap}; '-' none found), median [each]")
+    header = "".join(f"{strategy:>24}" for strategy in CLASS_STRATEGIES)
+    print(f"{'example':<30}{header}{'default/best':>14}{'fixed (timed + portfolio)':>28}")
+    for name in sorted(path.stem for path in folder.glob("*.py") if not path.stem.startswith("_")):
+        example = importlib.import_module(name)
+        cells, medians = [], {}
+        for strategy in CLASS_STRATEGIES:
+            found = [runs_to_first_failure(example.racy, strategy, base, cap) for base in range(bases)]
+            median = statistics.median(runs if runs is not None else cap + 1 for runs in found)
+            medians[strategy] = median
+            shown = f">{cap}" if median > cap else f"{median:.0f}"
+            cells.append(f"{shown} [{','.join('-' if runs is None else str(runs) for runs in found)}]")
+        best = min(value for strategy, value in medians.items() if strategy != "portfolio")
+        ratio = medians["portfolio"] / best
+        false_alarms = [
+            len(agentsim.explore(example.fixed, runs=fixed_runs, strategy=strategy, database=None, stop_on_first=False).failures)
+            for strategy in ("timed", "portfolio")
+        ]
+        alarms = f"{false_alarms[0]} + {false_alarms[1]} / {fixed_runs} each"
+        print(f"{name:<30}{''.join(f'{cell:>24}' for cell in cells)}{ratio:>13.2f}x{alarms:>28}")
 
 
 async def trivial() -> None:
@@ -206,6 +247,8 @@ def main() -> None:
     parser.add_argument("--window-cap", type=int, default=1000, help="runs per sweep for the narrow-window races")
     parser.add_argument("--fixed-runs", type=int, default=1000, help="runs of each fixed twin per strategy (random, pct)")
     parser.add_argument("--windows-only", action="store_true", help="only the narrow-window races")
+    parser.add_argument("--classes-only", action="store_true", help="only the per-class tables (lateness, narrow windows, races) of every strategy")
+    parser.add_argument("--class-bases", type=int, default=5, help="base seeds per strategy in the per-class tables")
     parser.add_argument("--scale-only", action="store_true", help="only the per-run cost and the workers/cluster sweeps")
     parser.add_argument("--scale-runs", type=int, default=1000, help="runs of each workers/cluster sweep")
     options = parser.parse_args()
@@ -213,6 +256,9 @@ def main() -> None:
         options.cap, options.seeds = 100, 5
     if options.windows_only:
         window_races(options.window_cap, options.fixed_runs)
+        return
+    if options.classes_only:
+        classes(options)
         return
     if options.scale_only:
         scale(options.scale_runs)
@@ -243,7 +289,16 @@ def main() -> None:
     print(f"\npytest-xdist, {runs} runs of close_vs_inflight_tool.fixed in one test (process start-up included):")
     print(f"  serial {serial:.2f} s, 2 workers {parallel:.2f} s: x{serial / parallel:.2f}")
     window_races(options.window_cap, options.fixed_runs)
+    classes(options)
     scale(options.scale_runs)
+
+
+def classes(options: argparse.Namespace) -> None:
+    """The default strategy beside every single one, class by class."""
+    fixed_runs = min(options.fixed_runs, 200)
+    class_table("lateness races", LATENESS_RACES, options.cap, options.class_bases, fixed_runs)
+    class_table("narrow-window races", WINDOW_RACES, options.cap, options.class_bases, fixed_runs)
+    class_table("race examples", RACES, options.cap, options.class_bases, fixed_runs)
 
 
 if __name__ == "__main__":

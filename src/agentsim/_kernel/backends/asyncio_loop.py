@@ -42,7 +42,7 @@ from ..clock import TICKS_PER_SECOND, seconds_to_ticks, window_ticks
 from ..core import SimulationCore
 from ..errors import SimulationEscapeError, SwallowedCancellationWarning
 from ..scheduling.choice_options import RankedTimerOptions, TimerOptions
-from ..scheduling.delays import DelayOptions
+from ..scheduling.delays import landed
 from ..scheduling.kinds import CONTINUE
 from .asyncio_handles import (
     LateTimerHandle,
@@ -244,12 +244,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             # (Not a window nominally due now: that one fires once the instant
             # is idle, which a point timer would not wait for.)
             return self._schedule_timer(middle, callback, args, context)
-        if self._times_delays:
-            # Where in its window it lands (delays.py): 0 keeps the window.
-            options = DelayOptions(task_label(current_task(self)), now, low, middle, high)
-            chosen = self._chooser.delay(options)
-            if chosen:
-                return self._schedule_timer(options.instant(chosen), callback, args, context)
         handle = WindowTimerHandle(middle / TICKS_PER_SECOND, callback, args, self, context)
         # The creator labels policy choices; FIFO asks no policy, so skip it.
         creator = "" if self._fifo else task_label(current_task(self))
@@ -372,6 +366,8 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         chosen = 0
         if len(in_order) > 1 and not self._fifo:
             chosen = self._chooser.window(options)
+        elif self._times_delays and in_order[0].timer is not None:
+            in_order[0] = landed(self._chooser, in_order[0], clock.ticks)  # alone: where it lands (delays.py)
         option = in_order[chosen]
         if not clock.move_to(option.at):
             self._past_limit(option.at)

@@ -53,7 +53,7 @@ from ..core import SimulationCore
 from ..errors import DeadlockError, SimulationError, TaskSnapshot, VirtualTimeLimitError
 from ..patches.patching import PatchSet
 from ..tracing.snapshots import snapshot_task
-from ..scheduling.delays import DelayOptions
+from ..scheduling.delays import landed
 from ..scheduling.windows import WindowedTimers
 
 _WALL_CHECK_EVERY = 1024
@@ -87,14 +87,6 @@ class TrioVirtualClock:
             return
         task = trio.lowlevel.current_task()
         label = "" if self._core.policy.fifo else self._labels(task)
-        if self._core.policy.times_delays and not self._core.policy.fifo:
-            # Where in its window it lands (delays.py): 0 keeps the window.
-            now = self._core.clock.ticks
-            options = DelayOptions(label, now, low, middle, high)
-            chosen = self._core.chooser.delay(options)
-            if chosen:
-                await trio.sleep((options.instant(chosen) - now) / TICKS_PER_SECOND)
-                return
         timer = self._windows.add(low, middle, high, next(self._window_sequence), task, label)
 
         def abort(raise_cancel: Any) -> trio.lowlevel.Abort:
@@ -151,7 +143,11 @@ class TrioVirtualClock:
         chosen = 0
         if len(options) > 1 and not core.policy.fifo:
             chosen = core.chooser.window(options)
-        option = options.option(chosen)
+            option = options.option(chosen)
+        elif core.policy.times_delays and not core.policy.fifo and options.option(0).timer is not None:
+            option = landed(core.chooser, options.option(0), core.clock.ticks)  # alone: where it lands (delays.py)
+        else:
+            option = options.option(0)
         if option.timer is None and chosen:
             self._jump(runner, option.at)  # the deadline picked out of nominal order: alone
             return True

@@ -12,7 +12,7 @@ once per run) and takes the option it returns:
 * :meth:`Chooser.eager` (asyncio 3.12+, eager task factory): start a task
   eagerly or defer it;
 * :meth:`Chooser.delay` (a policy that times delays): where in its window a
-  timer being set lands (``delays.py``).
+  timer firing alone lands (``delays.py``).
 
 Each method but ``timer`` records the choice on the trace (its compact log,
 and the deviation from the stock option if any): that record *is* the
@@ -107,8 +107,8 @@ class Chooser:
         return order
 
     def delay(self, options: Sequence[str]) -> int:
-        """Where a timer with a window lands, asked when it is set (only of a
-        policy that times delays; ``delays.py``): 0 keeps the window."""
+        """Where a timer with a window that fires alone lands (only asked of a
+        policy that times delays; ``delays.py``): 0 is its nominal instant."""
         return self.choose("delay", options)
 
     def eager(self) -> bool:

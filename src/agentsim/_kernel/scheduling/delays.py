@@ -2,13 +2,15 @@
 
 A timer with a window (``agentsim.timing``: a delay known as a range) fires,
 under the window search alone, at its nominal instant unless an order choice
-moves it before or after another timer's. A delay that must land *late* to
-fail the program — a reply slower than a deadline the app armed after the
-request started — is then never tried when nothing else is pending. So a
-policy that times delays (``times_delays``) is also asked, when such a timer
-is set, where it lands. The options are few, fixed and replayable:
+moves it before or after another timer's. When time must move and it is the
+only candidate (no other window overlaps it, no plain timer is due within
+it), there is no order to choose, and it fires at its nominal instant. A
+delay that must land *late* to fail the program — a reply slower than a
+deadline the app armed after the request started — is then never tried. So
+a policy that times delays (``times_delays``) is asked, exactly there, where
+it lands. The options are few, fixed and replayable:
 
-0. the window itself (nominal timing; its order still searched);
+0. its nominal instant (as without the choice);
 1. its latest instant (how a deadline is missed);
 2. its earliest instant (how one is beaten);
 3. three quarters of the way, 4. one quarter of the way (a race that needs
@@ -23,9 +25,13 @@ and the quarters catch the ones that need two delays to add up.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..clock import TICKS_PER_SECOND
+
+if TYPE_CHECKING:
+    from .chooser import Chooser
+    from .windows import Option
 
 #: The options' names, in option order (option 0: the window, the stock one).
 DELAY_OPTIONS: Final = ("window", "latest", "earliest", "late", "early")
@@ -67,3 +73,14 @@ class DelayOptions(Sequence[str]):
 
     def _ms(self, ticks: int) -> str:
         return f"+{(ticks - self.now) * 1000 / TICKS_PER_SECOND:.1f}"
+
+
+def landed(chooser: Chooser, option: Option, now: int) -> Option:
+    """A lone windowed timer's option, at the instant the ``"delay"`` choice
+    picks (option 0: unchanged). Its window starts no earlier than now."""
+    timer = option.timer
+    assert timer is not None
+    low = max(now, timer.earliest)
+    options = DelayOptions(timer.label, now, low, option.at, max(low, timer.latest))
+    chosen = chooser.delay(options)
+    return option._replace(at=options.instant(chosen)) if chosen else option

@@ -19,11 +19,10 @@ every schedule the policy picks is one a real loop could produce:
 * ``"eager"`` (asyncio, Python 3.12+): the program installed
   ``asyncio.eager_task_factory``; option 0 starts a new task eagerly (inside
   ``create_task``), option 1 defers its start to the ready queue.
-* ``"delay"`` (both, only for a policy whose ``times_delays`` is True): a
-  timer with a window is being set: where in its window it lands. Option 0
-  keeps the window (nominal timing, its order searched by ``"window"``
-  choices); the others pin it to an instant of the window: its latest, its
-  earliest, three quarters and one quarter of the way (``delays.py``).
+* ``"delay"`` (both, only for a policy whose ``times_delays`` is True): time
+  must move and a timer with a window is the only candidate: where in its
+  window it lands. Option 0 is its nominal instant; the others its latest,
+  its earliest, three quarters and one quarter of the way (``delays.py``).
 
 ``fifo`` policies are never asked; backends take their fast path. A policy
 object is created per simulation, so it may keep state (PCT does). The
@@ -74,11 +73,11 @@ class SchedulingPolicy(ABC):
     #: against other timers is a ``"window"`` choice. False: a point is drawn
     #: from its distribution with the seed instead (jitter-only sampling).
     windows: bool = True
-    #: True: each timer with a window is also a ``"delay"`` choice when it is
-    #: set (where in its window it lands: late, early), so that durations are
-    #: searched and not only orders. False (the default, and every strategy
-    #: before it existed): windows keep their nominal instant unless an order
-    #: choice moves them.
+    #: True: a timer with a window that fires alone (no other candidate when
+    #: time moves) is a ``"delay"`` choice: where in its window it lands
+    #: (late, early), so that durations are searched and not only orders.
+    #: False (the default, and every strategy before it existed): it fires
+    #: at its nominal instant.
     times_delays: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

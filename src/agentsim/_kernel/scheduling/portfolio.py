@@ -4,9 +4,9 @@ No single strategy wins on every class of race (docs/explore.md measures
 them): the window search (``random``) finds narrow overlaps in a few runs
 where sampling needs hundreds; sampling (``jitter``) finds wide overlaps
 faster; PCT finds bugs that need a few ordering constraints among many
-tasks; only timed delays (``timed``) find a reply that must land late.
-So each run of a sweep takes one of them, drawn from its seed with these
-shares (as Coyote's portfolio mode and swarm testing do): a sweep explores
+tasks; only timed delays (``timed``: random's order search, plus where a
+lone delay lands) find a reply that must land late. So each run of a sweep
+takes one of them, drawn from its seed with these shares (as Coyote's portfolio mode and swarm testing do): a sweep explores
 every class without the user knowing which to pick, and a run replays from
 its seed alone.
 """
@@ -18,12 +18,15 @@ from typing import Final
 
 from .pct import PCTPolicy
 from .policy import SchedulingPolicy
-from .random_policy import RandomPolicy, TimedPolicy
+from .random_policy import TimedPolicy
 from .stock import JitterPolicy
 
 #: The members, and their shares of a sweep's runs.
-MEMBERS: Final = ("timed", "random", "pct", "jitter")
-SHARES: Final = (0.4, 0.2, 0.2, 0.2)
+#: (``timed`` searches orders as ``random`` does, and lone delays' landings
+#: besides, so ``random`` needs no share of its own; measured in
+#: benchmarks/explore.py --classes-only.)
+MEMBERS: Final = ("timed", "pct", "jitter")
+SHARES: Final = (0.6, 0.3, 0.1)
 
 
 def member_for(seed: int) -> str:
@@ -38,8 +41,6 @@ def portfolio_policy(seed: int, *, depth: int = 3, steps: int = 64) -> Schedulin
     policy: SchedulingPolicy
     if member == "timed":
         policy = TimedPolicy(seed)
-    elif member == "random":
-        policy = RandomPolicy(seed)
     elif member == "pct":
         policy = PCTPolicy(seed, depth=depth, steps=steps)
     else:

@@ -47,7 +47,7 @@ class RandomPolicy(SchedulingPolicy):
         # A string seed goes through SHA-512, so the stream is the same in every
         # process whatever PYTHONHASHSEED is.
         self._rng = random.Random(f"agentsim:schedule:{seed}")
-        #: None: delays keep their windows (orders searched). A number in
+        #: None: lone windows fire at their nominal instant. A number in
         #: [0, 1]: delays are timed too (``"delay"`` choices, delays.py), this
         #: share of them landing late (the ``timed`` strategy).
         self.late = late if late is None else number("late", late, maximum=1.0, expected="a share of delays landing late, 0 to 1")
@@ -92,7 +92,7 @@ class RandomPolicy(SchedulingPolicy):
 def landing(u: float, late: float) -> int:
     """The ``"delay"`` option (delays.py) a uniform ``u`` picks when a share
     ``late`` of the delays lands late: at the latest instant (70% of those)
-    or three quarters of the way; the rest keep their window (60%), land at
+    or three quarters of the way; the rest land at their nominal instant (60%), at
     the earliest instant (20%) or a quarter of the way (20%)."""
     if u < late:
         return 1 if u < late * 0.7 else 3
@@ -173,7 +173,7 @@ class RandomChooser(TrustedChooser):
 
     def delay(self, options: Sequence[str]) -> int:
         # A share ``late`` of the delays lands late (at the latest instant, or
-        # three quarters of the way); the rest keep their window or land early.
+        # three quarters of the way); the rest land at their nominal instant or early.
         chosen = landing(self._uniforms(), self._late)
         self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, 5)
         return chosen

@@ -304,3 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.cli", globals())

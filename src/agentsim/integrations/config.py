@@ -87,3 +87,9 @@ def load_options(profile: str | None = None, *, start: str | os.PathLike[str] | 
     pyproject = find_pyproject(start)
     where = f"[tool.agentsim] of {pyproject}" if pyproject is not None else "[tool.agentsim]"
     return ExploreOptions.from_mapping(settings(pyproject, profile), where=where)
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.config", globals())

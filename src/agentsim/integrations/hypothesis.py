@@ -338,3 +338,9 @@ def assistant_turns(
         tool = st.one_of(st.none(), *(st.tuples(st.just(name), arguments) for name, arguments in tools.items()))
     turn = st.builds(AssistantTurn, _phrases(words), _seconds(*audio_seconds), tool)
     return st.lists(turn, min_size=min_size, max_size=max_size)
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.hypothesis", globals())

@@ -447,3 +447,9 @@ def _run_marked_test(item: pytest.Function, function: Any, arguments: dict[str, 
         cause = report.failures[0].exception if report.failures else None
         raise AgentsimFailure(report.format(verbose=config.getoption("agentsim_verbose")), report) from cause
 
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.pytest_plugin", globals())

@@ -187,3 +187,9 @@ def render(source: Trace | Sequence[TraceEvent], *, last: int | None = None, kin
     if last is not None:
         events = events[-last:]
     return "\n".join(event.format() for event in events)
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.timeline", globals())

@@ -153,3 +153,9 @@ class OrderedLink:
             self._delivering = False
             if self._queue and self._timer is None:
                 self._arm(loop)
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.link", globals())

@@ -468,3 +468,9 @@ def check_speed(speed: object, *, name: str) -> tuple[float, float]:
     if high < low:
         raise SimulationConfigError(name, speed, "a (low, high) range with low <= high")
     return low, high
+
+
+# What tracebacks, reprs and pickles show: the public module name (see public_names.py).
+from .._kernel.public_names import present_as  # noqa: E402
+
+present_as("agentsim.timing", globals())

@@ -58,8 +58,7 @@ def test_explore_finds_shrinks_and_replays_the_race(tmp_path: Path) -> None:
     assert report.runs_executed >= 1 and len(report.failures) == 1
     failure = report.failures[0]
     assert isinstance(failure.error, DoubleBooking)
-    # The default strategy; PCT's step bound (a member's parameter) is in its name.
-    assert failure.strategy.startswith("portfolio/") and failure.seed == report.runs_executed - 1  # stops at the first
+    assert failure.strategy == "portfolio" and failure.seed == report.runs_executed - 1  # the default; stops at the first
     # The seed replays the same schedule exactly...
     again = agentsim.replay(booking_race, seed=failure.seed, strategy=failure.strategy)
     assert again.trace.digest() == failure.trace.digest()

@@ -58,7 +58,8 @@ def test_timed_schedules_encode_and_decode() -> None:
         Schedule(7, "replay", {0: 1}, windows=False, delays=True)
     assert info.value.parameter == "delays"
     with pytest.raises(agentsim.SimulationConfigError):
-        Schedule.decode("7:portfolio")  # its PCT member's parameters belong to the schedule
+        Schedule.decode("7:pct")  # PCT's parameters belong to its schedule
+    assert Schedule.decode("7:portfolio").strategy == "portfolio"  # its PCT member draws its own
 
 
 def test_landing_shares() -> None:
@@ -74,8 +75,9 @@ def test_the_portfolio_draws_each_member_by_seed_and_names_it() -> None:
     assert set(members) == set(MEMBERS)
     assert 200 < members.count("timed") < 280  # 60%
     for seed in range(8):
-        result = agentsim.simulate(_landing, strategy="portfolio/3/64", seed=seed)
+        result = agentsim.simulate(_landing, strategy="portfolio", seed=seed)
         assert result.strategy == f"portfolio:{member_for(seed)}"
+        assert agentsim.replay(_landing, schedule=f"{seed}:portfolio").trace.digest() == result.trace.digest()
 
 
 def test_explore_defaults_to_the_portfolio() -> None:
@@ -86,4 +88,4 @@ def test_explore_defaults_to_the_portfolio() -> None:
             await sleep_between(0.2, 0.6)
 
     report = agentsim.explore(late_reply_times_out, runs=60, database=None)
-    assert report.failures and report.failures[0].strategy.startswith("portfolio/")
+    assert report.failures and report.failures[0].strategy == "portfolio"

@@ -102,7 +102,7 @@ class Schedule:
             raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
         seed, strategy, base, moves, jitter = int(match["seed"]), match["strategy"], match["base"], match["moves"], match["jitter"]
         if strategy is not None:
-            if strategy in ("pct", "portfolio") or not is_strategy(strategy):
+            if strategy == "pct" or not is_strategy(strategy):
                 raise SimulationConfigError("schedule", text, _SCHEDULE_EXPECTED)
             return cls(seed, strategy)
         pairs = [move.split("=") for move in moves.split(",")] if moves else []
@@ -116,7 +116,7 @@ class Schedule:
 
 
 _SCHEDULE_EXPECTED = (
-    "'SEED:STRATEGY' as a report prints it ('17:portfolio/3/40', '17:random', '17:timed', '17:fifo', '17:jitter', "
+    "'SEED:STRATEGY' as a report prints it ('17:portfolio', '17:random', '17:timed', '17:fifo', '17:jitter', "
     "'17:pct/3/40': PCT's parameters with it) or 'SEED:fifo+CHOICE=OPTION,...[:jSCALE]' (or 'SEED:jitter+...', "
     "'SEED:timed+...') with whole numbers >= 0"
 )

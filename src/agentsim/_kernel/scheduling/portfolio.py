@@ -34,10 +34,15 @@ def member_for(seed: int) -> str:
     return random.Random(f"agentsim:portfolio:{seed}").choices(MEMBERS, SHARES)[0]
 
 
-def portfolio_policy(seed: int, *, depth: int = 3, steps: int = 64) -> SchedulingPolicy:
-    """Run ``seed``'s policy (PCT's ``depth`` and ``steps``, as ``pct/D/S``).
-    Named ``portfolio:MEMBER`` in results, so a report says which one failed."""
+def portfolio_policy(seed: int, *, depth: int = 3, steps: int | None = None) -> SchedulingPolicy:
+    """Run ``seed``'s policy. Named ``portfolio:MEMBER`` in results, so a
+    report says which one failed. Its PCT member's step bound is drawn per
+    run from 8, 32 and 128 unless given (``portfolio/D/S``): measuring it
+    would run the program once more in every shard and worker, which the
+    default strategy must not."""
     member = member_for(seed)
+    if steps is None:
+        steps = random.Random(f"agentsim:portfolio:steps:{seed}").choice((8, 32, 128))
     policy: SchedulingPolicy
     if member == "timed":
         policy = TimedPolicy(seed)

@@ -87,10 +87,11 @@ def make_policy(strategy: str | SchedulingPolicy, seed: int) -> SchedulingPolicy
 def sized_for_a_sweep(strategy: str | SchedulingPolicy, pct_depth: int, measure: Callable[[], int]) -> str | SchedulingPolicy:
     """``strategy`` as a sweep runs it: PCT's step bound is the choices a run
     makes, so ``"pct"`` becomes ``"pct/DEPTH/STEPS"`` with ``measure()``
-    (the nominal run's choice points, at least 8); others are unchanged and
-    ``measure`` is not called."""
-    if strategy in ("pct", "portfolio"):
-        return f"{strategy}/{pct_depth}/{max(8, measure())}"
+    (the nominal run's choice points, at least 8); others (the portfolio
+    draws its PCT member's bound per run) are unchanged and ``measure`` is
+    not called."""
+    if strategy == "pct":
+        return f"pct/{pct_depth}/{max(8, measure())}"
     return strategy
 
 

@@ -203,7 +203,7 @@ def test_pct_repeats_an_answer_only_until_a_change_point() -> None:
     assert not policy.repeat_last_answer()  # a change passed since that answer
 
 
-@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "settled", "scan", "batches without choices"])
+@pytest.mark.parametrize("shortcut", ["repeat", "plain ranking", "settled", "one due", "scan", "batches without choices"])
 def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop's PCT shortcuts leave every schedule what plainly asking the
     policy through the rank heap gives (seeds 1-4, default and deep PCT;
@@ -211,8 +211,8 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
     cancels): skipping the ranking while a batch runs on unchanged options
     (``repeat_last_answer``), ranking off change points in the loop
     (``next_choice_is_plain``), both read off ``PCTPolicy.settled`` once the
-    change points have passed (and the one-due-timer question ranked
-    inline), scanning a few due timers instead of a heap, running an
+    change points have passed (and the one-due-timer question ranked by
+    the chooser itself, ``ranks_one_due_here``), scanning a few due timers instead of a heap, running an
     instant's batches on the FIFO path while they hold no choice."""
     import agentsim._kernel.backends.asyncio_loop as loop_module
     import agentsim._kernel.scheduling.choice_options as options_module
@@ -249,6 +249,8 @@ def test_pct_schedules_are_the_same_without_a_shortcut(shortcut: str, monkeypatc
                 patched.setattr(PCTChooser, "ranks_plain_choices", False)
             elif shortcut == "settled":
                 patched.setattr(PCTChooser, "trusts_settling", False)
+            elif shortcut == "one due":
+                patched.setattr(PCTChooser, "ranks_one_due_here", False)
             elif shortcut == "batches without choices":
                 patched.setattr(loop_module.VirtualEventLoop, "_run_batches_without_choices", lambda self, now: False)
             else:

@@ -164,6 +164,24 @@ def test_asyncio_apis_use_virtual_time() -> None:
     }
 
 
+def test_asyncio_debug_mode_still_answers_through_get_debug() -> None:
+    """The loop answers ``get_debug()`` with a C call outside debug mode (every
+    future asks it); ``set_debug`` still switches it, and futures made in
+    debug mode keep their creation traceback, as asyncio's do."""
+
+    async def main() -> list[object]:
+        loop = asyncio.get_running_loop()
+        seen: list[object] = [loop.get_debug(), loop.create_future()._source_traceback]
+        loop.set_debug(True)
+        seen += [loop.get_debug(), bool(loop.create_future()._source_traceback)]
+        await asyncio.sleep(0.1)
+        loop.set_debug(False)
+        seen += [loop.get_debug(), loop.create_future()._source_traceback]
+        return seen
+
+    assert agentsim.run(main) == [False, None, True, True, False, None]
+
+
 def test_trio_apis_use_virtual_time() -> None:
     async def main() -> list[float]:
         marks = [trio.current_time()]

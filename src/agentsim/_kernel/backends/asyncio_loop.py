@@ -41,7 +41,6 @@ from sortedcontainers import SortedList
 from ..clock import TICKS_PER_SECOND, seconds_to_ticks, window_ticks
 from ..core import SimulationCore
 from ..errors import SimulationEscapeError, SwallowedCancellationWarning
-from ..scheduling.choice_options import RankedTimerOptions, TimerOptions
 from ..scheduling.delays import landed
 from ..scheduling.kinds import CONTINUE
 from .asyncio_handles import (
@@ -134,7 +133,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._chooser = chooser
         #: The options of a timer choice: one view, refreshed at each choice
         #: (ranked when the chooser ranks options).
-        self._timer_options = (RankedTimerOptions if chooser.ranks_options else TimerOptions)(self._due)
+        self._timer_options = chooser.timer_options(self._due)
         self._ranks_options = chooser.ranks_options
         #: Callbacks of the current batch not yet run (non-FIFO policies only).
         self._batch_left = 0
@@ -150,6 +149,17 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         self._countdown = _MAINTAIN_EVERY
         #: Called when no callback is ready and no timer is left.
         self.on_idle: Callable[[], None] = self.stop
+        self.set_debug(self._debug)
+
+    def set_debug(self, enabled: bool) -> None:
+        super().set_debug(enabled)
+        # Every future asks (asyncio's C Future calls loop.get_debug() when
+        # built: once per sleep). Outside debug mode, answer with a C call
+        # returning False instead of a Python frame.
+        if enabled:
+            self.__dict__.pop("get_debug", None)
+        else:
+            self.get_debug = bool  # type: ignore[method-assign]
 
     # -- time ----------------------------------------------------------------
 
@@ -440,7 +450,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         """
         due, ready = self._due, self._ready
         options, decide = self._timer_options, self._chooser.timer
-        append_event, record_choice = self._append_event, self._record_choice
+        append_event, record_choice, append_deviation = self._append_event, self._record_choice, self._append_deviation
         # The last timer choice was "continue the batch" and the due timers
         # are unchanged since (a chooser may repeat its answer: chooser.py).
         unchanged = False
@@ -469,12 +479,12 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                         chosen = 0  # nothing to decide: the only due timer fires
                     else:
                         fifo = 1 if batch_left else 0  # (the stock option fires the first due timer)
-                        options.fifo, options.length = fifo, count + fifo
-                        chosen = decide(options, unchanged)
+                        chosen = decide(count + fifo, fifo, unchanged)
                         # Recorded here, for every strategy (chooser.py), compactly (trace.py).
                         record_choice((0, count + fifo, chosen, fifo))
-                        if chosen != fifo:
-                            self._record_deviation(now, chosen, fifo, due)
+                        if chosen != fifo:  # a deviation (trace.py)
+                            append_event(None)
+                            append_deviation((now, "choice", CONTINUE if fifo and not chosen else due[chosen - fifo][3], "timer", chosen, count + fifo, fifo, due[0][3]))
                         # Continuing leaves the options as they are (the due
                         # timers wait, the batch only shrinks).
                         unchanged = not chosen and fifo == 1
@@ -527,12 +537,6 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                     return
         finally:
             self._batch_left = batch_left
-
-    def _record_deviation(self, now: int, chosen: int, fifo: int, due: DueTimers) -> None:
-        """A timer choice away from the stock option, on the trace (trace.py)."""
-        label = CONTINUE if fifo and not chosen else due[chosen - fifo][3]
-        self._append_event(None)
-        self._append_deviation((now, "choice", label, "timer", chosen, len(due) + fifo, fifo, due[0][3]))
 
     def _collect_due(self, now: int) -> DueTimers:
         """The timers due at ``now`` join the due list, which starts a batch:

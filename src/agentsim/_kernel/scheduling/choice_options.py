@@ -106,9 +106,9 @@ class RankedTimerOptions(TimerOptions):
         if heap is None:
             due = self.due
             count = len(due)
-            if count == 1:  # the usual choice: continue, or fire the one due timer
-                value, index = priority(due[0][3] or "-"), 0
-            elif count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
+            # (Continue, or fire the one due timer, is PCT's chooser's own
+            # shortcut, pct.py; here it is a scan of one.)
+            if count == 2 and (first := due[0][3] or "-") != (second := due[1][3] or "-"):
                 value, index = priority(first), 0  # the next most usual: two tasks' timers
                 if (other := priority(second)) > value:
                     value, index = other, 1

@@ -28,9 +28,9 @@ and nothing in the backends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .choice_options import BatchOptions, TimerOptions
+from .choice_options import BatchOptions, RankedTimerOptions, TimerOptions
 from .kinds import ChoiceKind
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class Chooser:
         self._record_choice = trace.choices.pending.extend
         self._append_event = trace.append_raw
         self._append_deviation = trace.append_deviation
+        #: The options of a timer choice (:meth:`timer_options`).
+        self._timer_options: TimerOptions | None = None
 
     # -- what the backends ask -------------------------------------------------
 
@@ -82,13 +84,23 @@ class Chooser:
         self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, len(labels))
         return chosen
 
-    def timer(self, options: TimerOptions, unchanged: bool) -> int:
-        """Continue the ready queue (option 0, when a batch runs) or fire one
-        of the due timers. ``unchanged``: the options are those of the last
-        timer choice, whose answer was to continue (a strategy whose answer
-        depends only on the options may then repeat it). Not recorded here:
-        the loop records every timer choice."""
-        return self._checked("timer", options.snapshot(), options.fifo)
+    def timer_options(self, due: Any) -> TimerOptions:
+        """The options of this run's timer choices over the loop's due list
+        ``due``, made once: the loop keeps them up to date (ranked when
+        :attr:`ranks_options`), the chooser reads them when it needs labels."""
+        self._timer_options = (RankedTimerOptions if self.ranks_options else TimerOptions)(due)
+        return self._timer_options
+
+    def timer(self, length: int, fifo: int, unchanged: bool) -> int:
+        """Continue the ready queue (option 0, when a batch runs: ``fifo`` is
+        then 1, the stock option firing the first due timer) or fire one of
+        the due timers; ``length`` options in all (:meth:`timer_options` has
+        their labels). ``unchanged``: the options are those of the last timer
+        choice, whose answer was to continue (a strategy whose answer depends
+        only on the options may then repeat it). Not recorded here: the loop
+        records every timer choice. (Counts, not an options object, are
+        passed: this question is asked once or twice per wake-up.)"""
+        return self._checked("timer", self._current_timer_options(length, fifo).snapshot(), fifo)
 
     def window(self, options: Sequence[str]) -> int:
         """Which candidate fires next when time must move (``windows.py``:
@@ -114,6 +126,14 @@ class Chooser:
     def eager(self) -> bool:
         """Whether a task made under asyncio's eager task factory starts eagerly."""
         return self.choose("eager", EAGER_OPTIONS) == 0
+
+    def _current_timer_options(self, length: int, fifo: int) -> TimerOptions:
+        """The timer options, refreshed for the choice being asked."""
+        options = self._timer_options
+        if options is None:
+            raise TypeError("Chooser.timer is asked after timer_options(due)")  # pragma: no cover - the loop's order
+        options.fifo, options.length = fifo, length
+        return options
 
     # -- checking ----------------------------------------------------------------
 
@@ -147,8 +167,8 @@ class TrustedChooser(Chooser):
         self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, len(labels))
         return chosen
 
-    def timer(self, options: TimerOptions, unchanged: bool) -> int:
-        return self.policy.choose("timer", options)
+    def timer(self, length: int, fifo: int, unchanged: bool) -> int:
+        return self.policy.choose("timer", self._current_timer_options(length, fifo))
 
     def window(self, options: Sequence[str]) -> int:
         chosen = self.policy.choose("window", options)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..validation import whole
-from .choice_options import TimerOptions
 from .chooser import TrustedChooser
+from .kinds import CONTINUE
 from .policy import ChoiceKind, SchedulingPolicy
 from .ranking import Priority, scan_best
 
@@ -153,6 +153,7 @@ class PCTChooser(TrustedChooser):
     #: The shortcuts, each a switch so that a test can show it changes no schedule.
     repeats_answers = True
     ranks_plain_choices = True
+    ranks_one_due_here = True
     trusts_settling = True
 
     def __init__(self, core: SimulationCore, policy: PCTPolicy) -> None:
@@ -160,13 +161,20 @@ class PCTChooser(TrustedChooser):
         self._pct = policy
         self._priority = policy.priority
 
-    def timer(self, options: TimerOptions, unchanged: bool) -> int:
+    def timer(self, length: int, fifo: int, unchanged: bool) -> int:
         pct = self._pct
         settled = pct.settled and self.trusts_settling
-        if unchanged and self.repeats_answers and options.fifo and (settled or pct.repeat_last_answer()):
-            chosen = 0  # the same options, the same answer
-        elif self.ranks_plain_choices and (settled or pct.next_choice_is_plain()):
-            chosen = options.best(self._priority)  # type: ignore[attr-defined] # off the change points: a ranking
-        else:
-            chosen = pct.choose("timer", options)
-        return chosen
+        if unchanged and self.repeats_answers and fifo and (settled or pct.repeat_last_answer()):
+            return 0  # the same options, the same answer
+        if self.ranks_plain_choices and (settled or pct.next_choice_is_plain()):
+            # Off the change points: the best-ranked option.
+            options = self._timer_options
+            if fifo and length == 2 and options.heap is None and self.ranks_one_due_here:  # type: ignore[union-attr]
+                # The usual question (continue, or fire the one due timer),
+                # ranked as best() ranks it: its label's priority asked
+                # first, ties to continuing. Half the choices of a wake-up.
+                priority = self._priority
+                value = priority(options.due[0][3] or "-")  # type: ignore[union-attr]
+                return 0 if priority(CONTINUE) >= value else 1
+            return self._current_timer_options(length, fifo).best(self._priority)  # type: ignore[attr-defined,no-any-return]
+        return pct.choose("timer", self._current_timer_options(length, fifo))

@@ -16,7 +16,7 @@ from sortedcontainers import SortedList
 
 from ..validation import number
 from .delays import DELAY_OPTIONS
-from .choice_options import SORTED_FROM, TimerOptions
+from .choice_options import SORTED_FROM
 from .chooser import TrustedChooser
 from .policy import ChoiceKind, SchedulingPolicy
 
@@ -168,8 +168,8 @@ class RandomChooser(TrustedChooser):
         self._target = policy._target
         self._late = policy.late or 0.0
 
-    def timer(self, options: TimerOptions, unchanged: bool) -> int:
-        return int(self._uniforms() * options.length)
+    def timer(self, length: int, fifo: int, unchanged: bool) -> int:
+        return int(self._uniforms() * length)
 
     def delay(self, options: Sequence[str]) -> int:
         # A share ``late`` of the delays lands late (at the latest instant, or

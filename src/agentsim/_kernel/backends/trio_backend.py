@@ -72,6 +72,8 @@ class TrioVirtualClock:
 
     def __init__(self, core: SimulationCore, labels: Callable[[Any], str]) -> None:
         self._core = core
+        #: The simulation's clock (trio reads the time at every sleep and turn).
+        self._clock = core.clock
         self._labels = labels
         #: One-shot value for the run loop's deadline expiry right after a jump.
         self._expiry: float | None = None
@@ -108,23 +110,23 @@ class TrioVirtualClock:
         if expiry is not None:
             self._expiry = None
             return expiry
-        return self._core.clock.ticks / TICKS_PER_SECOND
+        return self._clock.ticks / TICKS_PER_SECOND
 
     def deadline_to_sleep_time(self, deadline: float) -> float:
-        return 0.0 if deadline <= self._core.clock.ticks / TICKS_PER_SECOND else 999999999.0
+        return 0.0 if deadline <= self._clock.ticks / TICKS_PER_SECOND else 999999999.0
 
     def jump(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("time can't go backwards")
-        ticks = self._core.clock.ticks_after(seconds)
-        if not self._core.clock.move_to(ticks):
+        ticks = self._clock.ticks_after(seconds)
+        if not self._clock.move_to(ticks):
             self._limit(trio_run_module.GLOBAL_RUN_CONTEXT.runner, ticks)
 
     def _autojump(self) -> None:
         core = self._core
         runner = trio_run_module.GLOBAL_RUN_CONTEXT.runner
         deadline = runner.deadlines.next_deadline()
-        point = None if deadline == inf else max(seconds_to_ticks(deadline), core.clock.ticks)
+        point = None if deadline == inf else max(seconds_to_ticks(deadline), self._clock.ticks)
         if self._windows.count and self._fire_windowed(runner, point):
             return
         if point is None:
@@ -177,7 +179,7 @@ class TrioVirtualClock:
 
     def _jump(self, runner: Any, ticks: int) -> None:
         """Move to the first point deadline, expiring its whole tick."""
-        if not self._core.clock.move_to(ticks):
+        if not self._clock.move_to(ticks):
             self._limit(runner, ticks)
             return
         self._expiry = _end_of_tick(ticks)

@@ -73,7 +73,10 @@ def test_landing_shares() -> None:
 def test_the_portfolio_draws_each_member_by_seed_and_names_it() -> None:
     members = [member_for(seed) for seed in range(400)]
     assert set(members) == set(MEMBERS)
-    assert 200 < members.count("timed") < 280  # 60%
+    # Every ten consecutive seeds: timed 5, pct 4, jitter 1.
+    for start in range(0, 390, 7):
+        window = members[start : start + 10]
+        assert (window.count("timed"), window.count("pct"), window.count("jitter")) == (5, 4, 1)
     for seed in range(8):
         result = agentsim.simulate(_landing, strategy="portfolio", seed=seed)
         assert result.strategy == f"portfolio:{member_for(seed)}"

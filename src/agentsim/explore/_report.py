@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .._kernel.errors import AgentsimWarning, TaskSnapshot
 from .._kernel.frames import format_site, is_agentsim, is_program_code
+from .._kernel.tracing.deviation_words import describe_deviation
 from .._kernel.tracing.trace import Trace, TraceEvent
 from ._schedule import Schedule
 
@@ -20,16 +21,50 @@ def leaf_exception(error: BaseException) -> BaseException:
 @dataclass(frozen=True)
 class MinimalSchedule:
     """The shrunk form of a failure: as few deviations from FIFO order, and as
-    little delay jitter, as still fail the same way."""
+    little delay jitter, as still fail the same way.
+
+    ``checked_below``: every schedule with fewer deviations than this, each
+    drawn from the failing run's ``failing_deviations`` choices at any of
+    their options, was run (``smaller_runs`` of them) and none failed the
+    same way; :attr:`smallest` when that covers every smaller count."""
 
     schedule: Schedule
     exception: BaseException
     trace: Trace
     shrink_runs: int
+    checked_below: int = 0
+    smaller_runs: int = 0
+    failing_deviations: int = 0
 
     @property
     def deviations(self) -> dict[int, int]:
         return dict(self.schedule.deviations or {})
+
+    @property
+    def smallest(self) -> bool:
+        """True when no schedule with fewer deviations (from the failing
+        run's, see above) fails the same way: every one was run."""
+        return self.checked_below >= len(self.deviations)
+
+    def size_claim(self) -> str:
+        """What is known of smaller schedules, in words (for reports)."""
+        count = len(self.deviations)
+        if not count:
+            return "no deviation at all"
+        if self.shrink_runs == 0:
+            return "shrunk in an earlier sweep"
+        if self.smallest and count == 1:
+            return "the smallest: the stock schedule passes (or fails another way)"
+        below = self.checked_below - 1
+        checked = f"all {self.smaller_runs} checked: up to {below} of the failing run's {self.failing_deviations} deviating choices, each at any option"
+        if self.smallest:
+            return f"the smallest: no schedule with fewer deviations fails the same way ({checked})"
+        if self.checked_below:
+            return (
+                f"no schedule with at most {below} deviation(s) fails the same way ({checked}); "
+                f"schedules with {self.checked_below} to {count - 1} were not all tried"
+            )
+        return "ddmin's result: schedules with fewer deviations were not all tried (shrink budget)"
 
     def timeline(self, window: int = 40, context: int = 4) -> str:
         """The decisive moments of the minimal run, in virtual ms (see :func:`focused_timeline`)."""
@@ -130,7 +165,10 @@ def _folded_lines(events: list[TraceEvent]) -> tuple[list[str], list[int]]:
         marker = "!!" if failure else ">>" if deviation else "  "
         if failure or deviation or event.kind in _DECISIVE_KINDS:
             decisive.append(len(lines))
-        lines.append(f"{marker} {event.format()}")
+        line = f"{marker} {event.format()}"
+        if deviation and (words := describe_deviation(event.task, event.detail)) is not None:
+            line += f"\n{'':19}= {words}"  # (under the event's kind)
+        lines.append(line)
     return lines, decisive
 
 
@@ -185,10 +223,10 @@ class Failure:
             minimal = self.minimal
             jitter = "no delay jitter" if minimal.schedule.jitter == 0 else f"delay jitter x{minimal.schedule.jitter:g}"
             found = "shrunk in that earlier sweep" if self.from_database and minimal.shrink_runs == 0 else f"found in {minimal.shrink_runs} shrink runs"
-            lines.append(
-                f"minimal schedule: {len(minimal.deviations)} deviation(s) from FIFO order, {jitter} "
-                f"({found}); '>>' marks the deviations, '!!' the failure:"
-            )
+            lines.append(f"minimal schedule: {len(minimal.deviations)} deviation(s) from FIFO order, {jitter} ({found})")
+            if minimal.deviations and minimal.shrink_runs:
+                lines.append(f"  {minimal.size_claim()}")
+            lines.append("'>>' marks the deviations (each explained below it), '!!' the failure:")
             lines.append(minimal.timeline())
         if verbose:
             lines.append("the failing run, every event:")

@@ -6,13 +6,21 @@ removes deviations while the same failure persists (same exception type
 raised at the same line of the program: its origin); each remaining
 deviation is then moved as close to the stock option as still fails (for a
 window choice, options are in nominal order: a lower option is a timer
-closer to its nominal turn); last, the delay jitter is scaled toward the
-nominal delays, as far as the failure allows.
+closer to its nominal turn). ddmin's result is 1-minimal, not smallest:
+two deviations elsewhere may fail where its five are each needed. So then
+every schedule with fewer deviations, up to two, built from the failing
+run's choices at any of their options, is run, fewest first; the first that
+fails the same way wins, and a report calls the result the smallest only
+when every schedule with fewer deviations was run (its
+``checked_below``). Last, the delay jitter is scaled toward the nominal
+delays, as far as the failure allows.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
+from typing import Final
 
 from .._kernel.simulation import SimulationResult
 from ._report import MinimalSchedule, exception_site, leaf_exception
@@ -46,11 +54,17 @@ class _Shrinker:
         self._seen: dict[Schedule, SimulationResult[object]] = {}
 
     def fails(self, deviations: dict[int, int], jitter: float, *, force: bool = False) -> bool:
+        """Whether this schedule fails the same way (False, unrun, once the
+        budget is spent, unless ``force``)."""
+        return self.outcome(deviations, jitter, force=force) is True
+
+    def outcome(self, deviations: dict[int, int], jitter: float, *, force: bool = False) -> bool | None:
+        """:meth:`fails`, or None when the budget is spent and the schedule was never run."""
         schedule = Schedule(self._seed, "replay", deviations, jitter, windows=self._windows, delays=self._delays)
         cached = self._seen.get(schedule)
         if cached is None:
             if self.runs >= self._budget and not force:
-                return False
+                return None
             self.runs += 1
             cached = self._seen[schedule] = self._run(schedule)  # a schedule is run once
         result = cached
@@ -60,6 +74,10 @@ class _Shrinker:
             self.best, self.best_schedule = result, schedule
             return True
         return False
+
+    def allow(self, runs: int) -> None:
+        """Grant ``runs`` more runs (the next phase's budget)."""
+        self._budget = self.runs + runs
 
 
 def _ddmin(items: list[tuple[int, int]], fails: Callable[[list[tuple[int, int]]], bool]) -> list[tuple[int, int]]:
@@ -98,36 +116,121 @@ def _closer_to_stock(
     return deviations
 
 
-def shrink(run: RunSchedule, failing: SimulationResult[object], *, budget: int = 200, windows: bool = True, delays: bool = False) -> MinimalSchedule | None:
-    """The minimal schedule for ``failing`` (None if its schedule does not replay).
+#: Extra runs the search for a smaller schedule may take after ddmin.
+SMALLER_BUDGET: Final = 2000
+#: Schedules with up to this many deviations are all tried (the neighbourhood's depth).
+NEIGHBOURHOOD_DEPTH: Final = 2
 
-    ``windows`` is False for a run whose delays were drawn (``jitter``)."""
+
+def shrink(
+    run: RunSchedule,
+    failing: SimulationResult[object],
+    *,
+    budget: int = 200,
+    windows: bool = True,
+    delays: bool = False,
+    smaller_budget: int = SMALLER_BUDGET,
+) -> MinimalSchedule | None:
+    """The smallest schedule found for ``failing`` (None if its schedule does
+    not replay).
+
+    ddmin (``budget`` runs) removes deviations while the same failure
+    remains, then each is moved nearer its stock option. Then every schedule
+    with fewer deviations, up to :data:`NEIGHBOURHOOD_DEPTH`, each drawn from
+    the failing run's deviations at any option of that choice, is run
+    (``smaller_budget`` runs; the fewest first): the first that fails the
+    same way is the result, and the report says "smallest" only when every
+    schedule with fewer deviations was run. ``windows`` is False for a run
+    whose delays were drawn (``jitter``)."""
     assert failing.exception is not None
     shrinker = _Shrinker(run, failing.seed, origin(failing.exception), budget, windows, delays)
     original = sorted(failing.trace.deviations.items())
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism
     deviations = _ddmin(original, lambda items: shrinker.fails(dict(items), 1.0))
-    fifo = failing.trace.choices.stock_options()
-    deviations = _closer_to_stock(deviations, fifo, lambda items: shrinker.fails(dict(items), 1.0))
-    jitter = 1.0
-    if shrinker.fails(dict(deviations), 0.0):
-        jitter = 0.0
-    else:
-        low, high = 0.0, 1.0  # fails at high, not at low
-        for _ in range(5):
-            middle = (low + high) / 2
-            if shrinker.fails(dict(deviations), middle):
-                high = middle
-            else:
-                low = middle
-        jitter = high
+    stock = failing.trace.choices.stock_options()
+    deviations = _closer_to_stock(deviations, stock, lambda items: shrinker.fails(dict(items), 1.0))
+    shrinker.allow(smaller_budget)
+    search = _FewerDeviations(dict(original), stock, failing.trace.choices.option_counts())
+    smaller, checked_below = search.run(len(deviations), lambda candidate: shrinker.outcome(candidate, 1.0))
+    if smaller is not None:
+        deviations = sorted(smaller.items())
+    shrinker.allow(_JITTER_RUNS)
+    jitter = _least_jitter(dict(deviations), shrinker)
     # Re-run the winner so best matches exactly what is reported.
     if not shrinker.fails(dict(deviations), jitter, force=True):
         return None  # only a nondeterministic program gets here
     assert shrinker.best is not None and shrinker.best_schedule is not None
     assert shrinker.best.exception is not None
-    return MinimalSchedule(shrinker.best_schedule, shrinker.best.exception, shrinker.best.trace, shrinker.runs)
+    return MinimalSchedule(
+        shrinker.best_schedule,
+        shrinker.best.exception,
+        shrinker.best.trace,
+        shrinker.runs,
+        checked_below=checked_below,
+        smaller_runs=sum(runs for size, runs in search.checked.items() if size < checked_below),
+        failing_deviations=len(original),
+    )
+
+
+#: The jitter phase's runs: nominal, then a binary search of five steps.
+_JITTER_RUNS: Final = 6
+
+
+def _least_jitter(deviations: dict[int, int], shrinker: _Shrinker) -> float:
+    """The delay jitter scaled toward nominal as far as the failure allows (1.0:
+    as drawn; only a ``jitter`` run's delays scale)."""
+    if shrinker.fails(deviations, 0.0):
+        return 0.0
+    low, high = 0.0, 1.0  # fails at high, not at low
+    for _ in range(5):
+        middle = (low + high) / 2
+        if shrinker.fails(deviations, middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+class _FewerDeviations:
+    """Every schedule with fewer deviations than ddmin's result, up to
+    :data:`NEIGHBOURHOOD_DEPTH`, fewest first: each deviation one of the
+    failing run's choices (by number, as replay addresses them) at any of
+    its options but the stock one. Within a size, the nearest to stock
+    first (the sum of each option's distance from the stock option)."""
+
+    def __init__(self, failing: dict[int, int], stock: dict[int, int], counts: dict[int, int]) -> None:
+        self._choices = sorted(failing)
+        self._stock = stock
+        self._counts = counts
+        #: How many schedules of each size were checked.
+        self.checked: dict[int, int] = {}
+
+    def candidates(self, size: int) -> list[dict[int, int]]:
+        """Every schedule of ``size`` deviations, nearest to stock first."""
+        found = []
+        for numbers in itertools.combinations(self._choices, size):
+            alternatives = [[option for option in range(self._counts.get(number, 2)) if option != self._stock.get(number, 0)] for number in numbers]
+            for options in itertools.product(*alternatives):
+                distance = sum(abs(option - self._stock.get(number, 0)) for number, option in zip(numbers, options))
+                found.append((distance, numbers, options))
+        found.sort()
+        return [dict(zip(numbers, options)) for _, numbers, options in found]
+
+    def run(self, deviations: int, outcome: Callable[[dict[int, int]], bool | None]) -> tuple[dict[int, int] | None, int]:
+        """The first schedule with fewer than ``deviations`` deviations whose
+        ``outcome`` is a failure of the same origin (None if none), and the
+        size below which every schedule was checked (the depth, or where
+        the budget ran out: ``outcome`` None)."""
+        for size in range(min(deviations, NEIGHBOURHOOD_DEPTH + 1)):
+            for candidate in self.candidates(size):
+                failed = outcome(candidate)
+                if failed is None:
+                    return None, size
+                self.checked[size] = self.checked.get(size, 0) + 1
+                if failed:
+                    return candidate, size
+        return None, min(deviations, NEIGHBOURHOOD_DEPTH + 1)
 
 
 def simpler_failing_neighbours(run: RunSchedule, minimal: MinimalSchedule) -> list[str]:

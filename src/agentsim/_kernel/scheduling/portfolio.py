@@ -6,9 +6,15 @@ where sampling needs hundreds; sampling (``jitter``) finds wide overlaps
 faster; PCT finds bugs that need a few ordering constraints among many
 tasks; only timed delays (``timed``: random's order search, plus where a
 lone delay lands) find a reply that must land late. So each run of a sweep
-takes one of them, drawn from its seed with these shares (as Coyote's portfolio mode and swarm testing do): a sweep explores
-every class without the user knowing which to pick, and a run replays from
-its seed alone.
+takes one of them, by its seed, in a fixed rotation (as Coyote's portfolio
+mode takes its strategies in turn): a sweep explores every class without the
+user knowing which to pick, and a run replays from its seed alone.
+
+A rotation rather than a draw per seed: every ten consecutive seeds give
+each member its share, so a race that one member finds in two or three runs
+is found by the portfolio in about twice that, never after a streak of the
+other members (drawn shares made those streaks the median's tail:
+benchmarks/explore.py --classes-only).
 """
 
 from __future__ import annotations
@@ -21,17 +27,18 @@ from .policy import SchedulingPolicy
 from .random_policy import TimedPolicy
 from .stock import JitterPolicy
 
-#: The members, and their shares of a sweep's runs.
-#: (``timed`` searches orders as ``random`` does, and lone delays' landings
-#: besides, so ``random`` needs no share of its own; measured in
-#: benchmarks/explore.py --classes-only.)
+#: The members. (``timed`` searches orders as ``random`` does, and lone
+#: delays' landings besides, so ``random`` needs no turn of its own.)
 MEMBERS: Final = ("timed", "pct", "jitter")
-SHARES: Final = (0.6, 0.3, 0.1)
+#: The member of each seed, by ``seed % 10``: timed 5, pct 4, jitter 1 in ten.
+#: A sweep from seed 0 (run 0 is the stock schedule) takes pct first, then
+#: timed, so both kinds of order search start at once.
+ROTATION: Final = ("timed", "pct", "timed", "pct", "timed", "jitter", "pct", "timed", "timed", "pct")
 
 
 def member_for(seed: int) -> str:
     """The strategy run ``seed`` of a portfolio sweep takes."""
-    return random.Random(f"agentsim:portfolio:{seed}").choices(MEMBERS, SHARES)[0]
+    return ROTATION[seed % len(ROTATION)]
 
 
 def portfolio_policy(seed: int, *, depth: int = 3, steps: int | None = None) -> SchedulingPolicy:

@@ -99,7 +99,8 @@ class ChoiceLog:
         # Deviations are found here, vectorised, rather than tested per choice.
         deviating = np.flatnonzero(rows[:, 2] != rows[:, 3])
         if deviating.size:
-            found = rows[deviating, 1:]  # (options, chosen, fifo): options becomes the number
+            # (number, chosen, fifo, options): from (kind, options, chosen, fifo).
+            found = rows[deviating][:, [0, 2, 3, 1]]
             found[:, 0] = deviating + self._count
             self._deviation_chunks.append(found)
             self._deviation_count += len(found)
@@ -171,11 +172,15 @@ class ChoiceLog:
 
     def stock_options(self) -> dict[int, int]:
         """``{choice number: the FIFO option there}`` at every deviation."""
-        return dict(self._deviation_rows()[:, ::2].tolist())
+        return dict(self._deviation_rows()[:, [0, 2]].tolist())
+
+    def option_counts(self) -> dict[int, int]:
+        """``{choice number: how many options it had}`` at every deviation."""
+        return dict(self._deviation_rows()[:, [0, 3]].tolist())
 
     def _deviation_rows(self) -> np.ndarray:
         self.settle()
         import numpy as np  # (see the note at the imports)
         if len(self._deviation_chunks) > 1:  # joined once, kept joined
             self._deviation_chunks[:] = [np.concatenate(self._deviation_chunks)]
-        return self._deviation_chunks[0] if self._deviation_chunks else np.empty((0, 3), dtype=np.int64)
+        return self._deviation_chunks[0] if self._deviation_chunks else np.empty((0, 4), dtype=np.int64)

@@ -10,7 +10,7 @@ import pytest
 
 import agentsim
 from agentsim._kernel.scheduling.delays import DELAY_OPTIONS, DelayOptions
-from agentsim._kernel.scheduling.portfolio import MEMBERS, member_for
+from agentsim._kernel.scheduling.portfolio import MEMBERS, member_for, member_seed
 from agentsim._kernel.scheduling.random_policy import landing
 from agentsim.explore import Schedule
 from agentsim.timing import sleep_between
@@ -73,14 +73,66 @@ def test_landing_shares() -> None:
 def test_the_portfolio_draws_each_member_by_seed_and_names_it() -> None:
     members = [member_for(seed) for seed in range(400)]
     assert set(members) == set(MEMBERS)
-    # Every ten consecutive seeds: timed 5, pct 4, jitter 1.
+    # Every ten consecutive seeds: timed 6, pct 3, jitter 1.
     for start in range(0, 390, 7):
         window = members[start : start + 10]
-        assert (window.count("timed"), window.count("pct"), window.count("jitter")) == (5, 4, 1)
+        assert (window.count("timed"), window.count("pct"), window.count("jitter")) == (6, 3, 1)
     for seed in range(8):
         result = agentsim.simulate(_landing, strategy="portfolio", seed=seed)
         assert result.strategy == f"portfolio:{member_for(seed)}"
         assert agentsim.replay(_landing, schedule=f"{seed}:portfolio").trace.digest() == result.trace.digest()
+
+
+def test_the_portfolio_interleaves_its_members_own_sweeps() -> None:
+    """In each block of ten seeds, timed's k-th turn runs timed's k-th seed of
+    the block (and pct's, pct's): the portfolio finds what a member's sweep
+    finds by its run r by the portfolio run of that member's r-th turn."""
+
+    async def choices() -> list[float]:
+        async def reply(name: str) -> float:
+            await sleep_between(0.2, 0.6)
+            return agentsim.now()
+
+        async with anyio.create_task_group() as group:  # two overlapping replies: an order to choose
+            for name in ("a", "b"):
+                group.start_soon(reply, name)
+        return [await reply("c")]  # and a lone one: where it lands
+
+    for block in (0, 10, 1000):
+        turns = [seed for seed in range(block + 1, block + 11) if member_for(seed) == "timed"]
+        assert [member_seed(seed) for seed in turns] == list(range(block + 1, block + 7))
+        for seed in turns:
+            in_portfolio = agentsim.simulate(choices, strategy="portfolio", seed=seed)
+            own = agentsim.simulate(choices, strategy="timed", seed=member_seed(seed))
+            assert in_portfolio.trace.choices == own.trace.choices
+            assert in_portfolio.value == own.value
+        pct_turns = [seed for seed in range(block + 1, block + 11) if member_for(seed) == "pct"]
+        assert [member_seed(seed) for seed in pct_turns] == list(range(block + 1, block + 4))
+
+
+def test_timed_leaves_windows_free_where_no_point_timer_competes() -> None:
+    """Two windows overlapping by 5 ms, nothing else pending: ``timed`` picks
+    the rare order about half the time (both free: a coin flip), ``random``
+    about a quarter (each window sampled half the time, and a sampled late
+    window almost never lands in the overlap). Seeds 1-200 of each."""
+
+    async def first() -> str:
+        order: list[str] = []
+
+        async def end(name: str, low: float, high: float) -> None:
+            await sleep_between(low, high)
+            order.append(name)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(end, "early", 0.400, 0.505)
+            group.start_soon(end, "late", 0.500, 0.600)
+        return order[0]
+
+    def late_first(strategy: str) -> float:
+        return sum(agentsim.run(first, strategy=strategy, seed=seed) == "late" for seed in range(1, 201)) / 200
+
+    assert 0.4 < late_first("timed") < 0.6
+    assert 0.15 < late_first("random") < 0.35
 
 
 def test_explore_defaults_to_the_portfolio() -> None:

@@ -11,10 +11,14 @@ mode takes its strategies in turn): a sweep explores every class without the
 user knowing which to pick, and a run replays from its seed alone.
 
 A rotation rather than a draw per seed: every ten consecutive seeds give
-each member its share, so a race that one member finds in two or three runs
-is found by the portfolio in about twice that, never after a streak of the
-other members (drawn shares made those streaks the median's tail:
-benchmarks/explore.py --classes-only).
+each member its share, never a streak of the others. And each run takes
+its member's own run of the same sweep: seeds 1-10 run pct's seeds 1, 2, 3,
+timed's 1 to 6 and jitter's 1, interleaved (so with every block of ten: a
+sweep from any multiple of ten). So whatever timed finds by its run r, the
+portfolio finds by its ``TIMED_RUNS[r]`` (r up to 6), and likewise for pct:
+the default is the members' own sweeps, interleaved, not a fresh draw that
+may miss what a member's sweep would have hit (benchmarks/explore.py
+--classes-only measures it).
 """
 
 from __future__ import annotations
@@ -30,15 +34,23 @@ from .stock import JitterPolicy
 #: The members. (``timed`` searches orders as ``random`` does, and lone
 #: delays' landings besides, so ``random`` needs no turn of its own.)
 MEMBERS: Final = ("timed", "pct", "jitter")
-#: The member of each seed, by ``seed % 10``: timed 5, pct 4, jitter 1 in ten.
-#: A sweep from seed 0 (run 0 is the stock schedule) takes pct first, then
-#: timed, so both kinds of order search start at once.
-ROTATION: Final = ("timed", "pct", "timed", "pct", "timed", "jitter", "pct", "timed", "timed", "pct")
+#: The member of each seed in a block of ten (seeds 1-10, 11-20, …): timed
+#: 6, pct 3, jitter 1. A sweep from seed 0 (run 0 is the stock schedule)
+#: takes pct first, then timed twice, so both kinds of order search start at once.
+ROTATION: Final = ("pct", "timed", "timed", "pct", "timed", "jitter", "timed", "pct", "timed", "timed")
 
 
 def member_for(seed: int) -> str:
     """The strategy run ``seed`` of a portfolio sweep takes."""
-    return ROTATION[seed % len(ROTATION)]
+    return ROTATION[(seed - 1) % len(ROTATION)]
+
+
+def member_seed(seed: int) -> int:
+    """The seed of the member's own run that portfolio run ``seed`` takes: in
+    each block of ten, the member's k-th turn runs the block's k-th seed
+    (seed 2, timed's first turn, runs timed's seed 1)."""
+    position = (seed - 1) % len(ROTATION)
+    return seed - position + ROTATION[:position].count(ROTATION[position])
 
 
 def portfolio_policy(seed: int, *, depth: int = 3, steps: int | None = None) -> SchedulingPolicy:
@@ -48,13 +60,14 @@ def portfolio_policy(seed: int, *, depth: int = 3, steps: int | None = None) -> 
     would run the program once more in every shard and worker, which the
     default strategy must not."""
     member = member_for(seed)
+    own = member_seed(seed)
     if steps is None:
         steps = random.Random(f"agentsim:portfolio:steps:{seed}").choice((8, 32, 128))
     policy: SchedulingPolicy
     if member == "timed":
-        policy = TimedPolicy(seed)
+        policy = TimedPolicy(own)
     elif member == "pct":
-        policy = PCTPolicy(seed, depth=depth, steps=steps)
+        policy = PCTPolicy(own, depth=depth, steps=steps)
     else:
         policy = JitterPolicy()
     policy.name = f"portfolio:{member}"  # type: ignore[misc]

@@ -11,10 +11,10 @@ mode takes its strategies in turn): a sweep explores every class without the
 user knowing which to pick, and a run replays from its seed alone.
 
 A rotation rather than a draw per seed: every ten consecutive seeds give
-each member its share, never a streak of the others. And each run takes
-its member's own run of the same sweep: seeds 1-10 run pct's seeds 1, 2, 3,
-timed's 1 to 6 and jitter's 1, interleaved (so with every block of ten: a
-sweep from any multiple of ten). So whatever timed finds by its run r, the
+each member its share, never a streak of the others. And each run makes
+its member's own choices of the same sweep: seeds 1-10 make those of pct's
+seeds 1, 2, 3 and timed's 1 to 6, interleaved (so with every block of ten:
+a sweep from any multiple of ten; jitter draws with the run's own seed). So whatever timed finds by its run r, the
 portfolio finds by its ``TIMED_RUNS[r]`` (r up to 6), and likewise for pct:
 the default is the members' own sweeps, interleaved, not a fresh draw that
 may miss what a member's sweep would have hit (benchmarks/explore.py

@@ -41,6 +41,11 @@ def test_the_shrunk_schedule_is_the_smallest_in_its_neighbourhood(folder: str, n
         assert "the smallest" in failure.format()
     elif deviations:  # more than two needed: e.g. a delay outlasting four 20 ms audio frames
         assert f"no schedule with at most {NEIGHBOURHOOD_DEPTH} deviation(s) fails the same way" in failure.format()
+    # Every deviation shown is explained in words on the line under it.
+    lines = failure.format().splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(">>"):
+            assert lines[index + 1].lstrip().startswith("= "), line
     assert simpler_failing_neighbours(functools.partial(_replay, racy), minimal) == []
     replayed = agentsim.replay(racy, schedule=minimal.schedule)
     assert replayed.exception is not None

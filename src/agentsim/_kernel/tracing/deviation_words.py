@@ -62,6 +62,10 @@ def _timer_of(label: str) -> str:
     return "a timer set outside any task" if label in ("", "-") else f"{label}'s timer"
 
 
+def _delay_of(label: str) -> str:
+    return "a delay set outside any task" if label in ("", "-") else f"{label}'s delay"
+
+
 def _window_words(task: str, match: re.Match[str]) -> str:
     """A window choice: the option picked fired first, at ``at``."""
     at = float(match["at"])
@@ -70,12 +74,12 @@ def _window_words(task: str, match: re.Match[str]) -> str:
     if picked_window is None:  # the point timers due at the deadline went first
         first = f"{_timer_of(task)}, due at {at:.3f} ms, fired first"
     else:
-        first = f"{task}'s delay ({_range_words(picked_window)}) ended first, at {at:.3f} ms ({_versus_nominal(at, picked_window)})"
+        first = f"{_delay_of(task)} ({_range_words(picked_window)}) ended first, at {at:.3f} ms ({_versus_nominal(at, picked_window)})"
     if stock_window is None:
         return f"{first}, before {_timer_of(stock)}, due then too (stock order: that timer first)"
     nominal = float(stock_window["nominal"])
     lands = "after its nominal instant: late" if at >= nominal else "still before its nominal instant"
-    return f"{first}, before {stock}'s delay ({_range_words(stock_window)}), which nominal timing ends first: it lands after {at:.3f} ms, {lands}"
+    return f"{first}, before {_delay_of(stock)} ({_range_words(stock_window)}), which nominal timing ends first: it lands after {at:.3f} ms, {lands}"
 
 
 def _range_words(window: re.Match[str]) -> str:
@@ -97,6 +101,6 @@ def _landing_words(task: str, stock: str) -> str:
     gap = float(landing["at"]) - float(nominal["nominal"])
     how = "late" if gap > 0 else "early"
     return (
-        f"{landing['who']}'s delay landed at {_LANDINGS.get(landing['name'], landing['name'])} of its window: "
+        f"{_delay_of(landing['who'])} landed at {_LANDINGS.get(landing['name'], landing['name'])} of its window: "
         f"{landing['at']} ms from this instant (window {landing['low']}-{landing['high']}, nominal {nominal['nominal']}), {abs(gap):.1f} ms {how}"
     )

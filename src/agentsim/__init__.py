@@ -14,6 +14,8 @@ from ._kernel.clock import TICKS_PER_SECOND as TICKS_PER_SECOND
 from ._kernel.core import choose as choose
 from ._kernel.core import now as now
 from ._kernel.core import record_event as record_event
+from ._kernel.coverage import reached as reached
+from ._kernel.coverage import sometimes as sometimes
 from ._kernel.core import seeded_random as seeded_random
 from ._kernel.lanes import register_lane as register_lane
 from ._kernel.errors import AgentsimError as AgentsimError
@@ -57,6 +59,8 @@ __all__ = [
     "now",
     "choose",
     "record_event",
+    "reached",
+    "sometimes",
     "seeded_random",
     "register_lane",
     "AgentsimError",

@@ -232,14 +232,21 @@ def test_under_xdist_only_long_sweeps_are_split_over_workers(pytester: pytest.Py
         @pytest.mark.agentsim(runs=200)
         async def test_long():
             pass
+
+        @pytest.mark.agentsim(runs=200, require=["started"])
+        async def test_long_with_a_requirement():
+            import agentsim
+            agentsim.reached("started")
         """
     )
     result = pytester.runpytest_subprocess("-n", "2", "--agentsim-db=none", "-v", "-W", "ignore::agentsim.explore.SingleScheduleWarning")
     output = result.stdout.str()
-    result.assert_outcomes(passed=3)  # test_short once, test_long in two shards
+    result.assert_outcomes(passed=4)  # test_short once, test_long in two shards, the required one whole
     assert "test_short PASSED" in output or "test_sizes.py::test_short" in output
     assert len(re.findall(r"test_long\[agentsim-shard\dof2\]", output)) >= 2
     assert "test_short[agentsim-shard" not in output
+    # A required moment is judged over the whole sweep: that test is not split.
+    assert "test_long_with_a_requirement[agentsim-shard" not in output
 
 
 COUNTING = """
@@ -462,3 +469,45 @@ def test_statistics_report_each_sweep(pytester: pytest.Pytester) -> None:
     assert re.search(r"test_racy:(?:\n.*){3}\n  - 1 failure\(s\), \d+ shrink run\(s\)", output), output
     quiet = pytester.runpytest("--agentsim-db=none")
     assert "agentsim statistics" not in quiet.stdout.str()
+
+
+REQUIRED = '''
+import asyncio
+import pytest
+import agentsim
+from agentsim.timing import sleep_between
+
+
+async def reply_and_barge_in():
+    playing = True
+
+    async def reply():
+        nonlocal playing
+        await sleep_between(0.40, 0.50)
+        playing = False
+
+    async def barge_in():
+        await sleep_between(0.45, 0.55)
+        agentsim.sometimes(playing, "barge-in during the reply")
+
+    await asyncio.gather(reply(), barge_in())
+
+
+@pytest.mark.agentsim(runs=30, require=["barge-in during the reply"])
+async def test_reaches_it():
+    await reply_and_barge_in()
+
+
+@pytest.mark.agentsim(runs=30, require=["a disconnect during the guardrail"])
+async def test_never_gets_there():
+    await reply_and_barge_in()
+'''
+
+
+def test_a_required_moment_never_reached_fails_the_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_required=REQUIRED)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    output = result.stdout.str()
+    assert "required moment(s) never reached in 30 run(s): 'a disconnect during the guardrail'" in output
+    assert "test_never_gets_there" in output and "coverage (runs where each moment happened): 'barge-in during the reply'" in output

@@ -81,6 +81,8 @@ class SimulationCore:
         self.windowed_timers = 0
         #: Delays drawn from a seeded distribution so far (jitter).
         self.jitter_draws = 0
+        #: The moments named by ``sometimes``/``reached``: label -> held at least once (coverage.py).
+        self.coverage: dict[str, bool] = {}
         self._rngs: dict[str, random.Random] = {}
 
     # -- time ----------------------------------------------------------------

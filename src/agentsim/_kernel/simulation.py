@@ -10,7 +10,7 @@ import threading
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -67,6 +67,8 @@ class SimulationResult(Generic[T]):
     windowed_timers: int = 0
     #: Delays the run drew from a seeded distribution (jitter).
     jitter_draws: int = 0
+    #: The moments the run named (``agentsim.sometimes``/``reached``): label -> held at least once.
+    coverage: dict[str, bool] = field(default_factory=dict)
     #: Escapes let through by ``allow_escapes`` (each ran for real).
     allowed_escapes: tuple[SimulationEscapeError, ...] = ()
 
@@ -310,6 +312,7 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
         leftover_tasks=outcome.leftover_tasks,
         windowed_timers=core.windowed_timers,
         jitter_draws=core.jitter_draws,
+        coverage=dict(core.coverage),
         allowed_escapes=tuple(core.allowed_escapes),
     )
 

@@ -196,6 +196,9 @@ class _Pipeline:
             report.explored_choice_points.append(outcome.choice_points)
         report.windowed_timers += outcome.windowed_timers
         report.jitter_draws += outcome.jitter_draws
+        coverage = report.coverage
+        for label, held in outcome.coverage:
+            coverage[label] = coverage.get(label, 0) + held
         self._digests.add(outcome.digest)
         self._orders.add(outcome.order_digest)
         # A failing run's leftovers are the failure's consequence: only a passing run leaks.
@@ -240,6 +243,7 @@ class _Pipeline:
         report = self.report
         report.distinct_schedules = len(self._orders)
         report.distinct_timings = len(self._digests)
+        report.required = self._options.require
         if report.runs_executed > 1 and not report.failures and report.single_schedule:
             warnings.warn(SingleScheduleWarning.after(report.runs_executed), stacklevel=3)
         elif not report.failures and report.single_timing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from .._kernel.options import RunOptions, RunSettings
@@ -22,6 +23,7 @@ class ExploreSettings(RunSettings, total=False):
     check_determinism: bool
     database: str | os.PathLike[str] | None
     pct_depth: int
+    require: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,9 @@ class ExploreOptions(RunOptions):
     """:class:`RunOptions` plus how to sweep: ``runs`` (seeds ``seed``,
     ``seed + 1``, ...; run 0 is the stock schedule), ``strategy`` (default
     ``"portfolio"``), ``stop_on_first``, ``shrink_failures``,
-    ``check_determinism``, ``database`` (a directory, None to disable) and
-    ``pct_depth``::
+    ``check_determinism``, ``database`` (a directory, None to disable),
+    ``pct_depth`` and ``require`` (labels of ``agentsim.sometimes``/``reached``
+    the sweep must reach at least once, else it fails)::
 
         options = ExploreOptions(runs=500, strategy="pct", wall_timeout=10)
         agentsim.explore(main, options=options)
@@ -43,9 +46,16 @@ class ExploreOptions(RunOptions):
     check_determinism: bool = False
     database: str | os.PathLike[str] | None = DEFAULT_DIRECTORY
     pct_depth: int = 3
+    require: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require = self.require
+        if isinstance(require, (str, bytes)) or not isinstance(require, (list, tuple)) or not all(isinstance(label, str) and label for label in require):
+            from .._kernel.errors import SimulationConfigError
+
+            raise SimulationConfigError("require", require, "a list of coverage labels (non-empty str) the sweep must reach")
+        object.__setattr__(self, "require", tuple(require))
         whole("runs", self.runs, expected="a number of runs >= 0")
         whole("pct_depth", self.pct_depth, minimum=1, expected="a PCT depth >= 1 (the ordering constraints a bug needs)")
         for name in ("stop_on_first", "shrink_failures", "check_determinism"):

@@ -104,6 +104,8 @@ class RunOutcome:
     differs: bool = False
     #: Tasks the run left running when its main function returned.
     leftover_tasks: tuple[TaskSnapshot, ...] = ()
+    #: The moments the run named (``agentsim.sometimes``): (label, held at least once).
+    coverage: tuple[tuple[str, bool], ...] = ()
     result: SimulationResult[Any] | None = None
 
 
@@ -133,6 +135,7 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
         order_digest=result.trace.order_digest(),
         differs=differs,
         leftover_tasks=result.leftover_tasks,
+        coverage=tuple(result.coverage.items()),
     )
     return outcome, result
 

@@ -312,10 +312,38 @@ class ExploreReport:
     jitter_draws: int = 0
     #: The tasks the first passing run that leaked left running (the sweep warns once with them).
     leftover_tasks: tuple[TaskSnapshot, ...] = ()
+    #: Every label of ``agentsim.sometimes``/``reached`` the runs evaluated:
+    #: in how many runs it held (0: evaluated, never true).
+    coverage: dict[str, int] = field(default_factory=dict)
+    #: The labels the sweep was required to reach (``require=``).
+    required: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return not self.failures and not self.nondeterminism
+        """No failure, no nondeterminism, and every required moment reached."""
+        return not self.failures and not self.nondeterminism and not self.unreached_requirements
+
+    @property
+    def unreached_requirements(self) -> tuple[str, ...]:
+        """The required labels no run reached (never evaluated, or never true)."""
+        return tuple(label for label in self.required if not self.coverage.get(label))
+
+    def _coverage_lines(self) -> list[str]:
+        """What the runs reached: every label's count, the ones never reached, and unmet requirements."""
+        lines = []
+        if self.coverage:
+            counts = ", ".join(f"{label!r} {runs}/{self.runs_executed}" for label, runs in sorted(self.coverage.items()))
+            lines.append(f"coverage (runs where each moment happened): {counts}")
+            never = [label for label, runs in sorted(self.coverage.items()) if not runs]
+            if never:
+                lines.append(f"never reached: {', '.join(map(repr, never))}")
+        unmet = self.unreached_requirements
+        if unmet:
+            lines.append(
+                f"required moment(s) never reached in {self.runs_executed} run(s): {', '.join(map(repr, unmet))} — the sweep fails: "
+                "the test did not exercise what it is about (more runs, another strategy, or a program that gets there)"
+            )
+        return lines
 
     @property
     def single_schedule(self) -> bool:
@@ -356,6 +384,9 @@ class ExploreReport:
                 "\n(a failure saved by an earlier sweep still fails, so no new run was needed; "
                 "delete the database entry, or pass database=None / --agentsim-db=none, to sweep afresh)"
             )
+        coverage = self._coverage_lines()
+        if coverage:
+            lines.append("\n".join(coverage))
         if self.runs_executed > 1 and self.single_schedule:
             lines.append(f"health: {SingleScheduleWarning.after(self.runs_executed)}")
         elif self.single_timing:

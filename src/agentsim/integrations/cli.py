@@ -103,6 +103,8 @@ def _settings(arguments: argparse.Namespace) -> ExploreOptions:
         given["check_determinism"] = True
     if getattr(arguments, "no_shrink", False):
         given["shrink_failures"] = False
+    if getattr(arguments, "require", None):
+        given["require"] = tuple(arguments.require)
     for name in ("max_virtual_time", "wall_timeout"):
         if given.get(name) == 0:
             given[name] = None  # 0 on the command line: no limit
@@ -254,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command.add_argument("--pct-depth", type=int, default=None, help="PCT's depth d (default 3)")
     explore_command.add_argument("--check-determinism", action="store_true")
     explore_command.add_argument("--no-shrink", action="store_true")
+    explore_command.add_argument(
+        "--require", action="append", default=None, metavar="LABEL",
+        help="a moment (agentsim.sometimes/reached label) the sweep must reach at least once, else it fails (repeatable)",
+    )
     explore_command.add_argument("--db", default=None, help=f"failure database directory ('none' to disable; default {DEFAULT_DIRECTORY})")
     explore_command.add_argument("--workers", default="1", help="local worker processes for the sweep, or 'auto' (one per core; default 1)")
     explore_command.add_argument("--scheduler", default=None, help="a dask scheduler's address (tcp://HOST:PORT): run the sweep on its cluster (pip install 'agentsim[cluster]')")

@@ -119,6 +119,17 @@ def _planned_runs(metafunc: pytest.Metafunc) -> int:
         return DEFAULT_RUNS  # reported when the test runs
 
 
+def _requires_coverage(metafunc: pytest.Metafunc) -> bool:
+    """Whether the marked test (marker or profile) requires moments to be reached."""
+    marker = metafunc.definition.get_closest_marker("agentsim")
+    if marker is not None and marker.kwargs.get("require"):
+        return True
+    try:
+        return bool(_profile_options(metafunc.config).require)
+    except SimulationConfigError:
+        return False
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("agentsim") is None:
         return
@@ -128,6 +139,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     shards = _shard_count(config)
     if shards > 1 and config.getoption("agentsim_shards") is None and _planned_runs(metafunc) < SHARD_MIN_RUNS:
         shards = 1  # a short sweep: another item costs more than it saves (xdist spreads the tests anyway)
+    if shards > 1 and _requires_coverage(metafunc):
+        shards = 1  # a required moment is judged over the whole sweep: one item runs it all
     if shards > 1:
         # One item per shard, so that xdist spreads one test's runs over workers.
         metafunc.fixturenames.append(_SHARD_FIXTURE)

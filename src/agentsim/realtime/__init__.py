@@ -22,6 +22,11 @@ from .errors import RealtimeTransportDisconnectedError as RealtimeTransportDisco
 from .errors import RealtimeTransportNotClosedError as RealtimeTransportNotClosedError
 from .errors import ScriptedRealtimeConnectionSupersededError as ScriptedRealtimeConnectionSupersededError
 from .errors import UnexpectedRealtimeCallError as UnexpectedRealtimeCallError
+from .moments import BARGE_IN_DURING_AUDIO as BARGE_IN_DURING_AUDIO
+from .moments import CANCEL_BEFORE_FIRST_AUDIO as CANCEL_BEFORE_FIRST_AUDIO
+from .moments import DISCONNECT_DURING_TOOL_CALL as DISCONNECT_DURING_TOOL_CALL
+from .moments import INTERRUPT_DURING_TOOL_CALL as INTERRUPT_DURING_TOOL_CALL
+from .moments import MOMENTS as MOMENTS
 from .streams import AudioStream as AudioStream
 from .streams import ScheduledEmit as ScheduledEmit
 from .transport import RealtimeScenarioContext as RealtimeScenarioContext
@@ -29,6 +34,11 @@ from .timed import TimedRealtimeModel as TimedRealtimeModel
 from .transport import ScriptedRealtimeTransport as ScriptedRealtimeTransport
 
 __all__ = [
+    "BARGE_IN_DURING_AUDIO",
+    "CANCEL_BEFORE_FIRST_AUDIO",
+    "DISCONNECT_DURING_TOOL_CALL",
+    "INTERRUPT_DURING_TOOL_CALL",
+    "MOMENTS",
     "turn_ended",
     "turn_started",
     "ConnectOptions",

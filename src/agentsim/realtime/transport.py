@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..toolkit.inbox import Inbox
 from .._kernel.core import record_event, require_core
+from .._kernel.coverage import sometimes
 from .._kernel.errors import SimulationConfigError
 from ..scenario import CallScript, ScenarioErrors, run_scenario
 from ..toolkit.timing import Speed
@@ -29,10 +30,12 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModel,
     RealtimeModelConfig,
     RealtimeModelEvent,
+    RealtimeModelAudioDoneEvent,
     RealtimeModelAudioEvent,
     RealtimeModelListener,
     RealtimeModelSendEvent,
     RealtimeModelSendInterrupt,
+    RealtimeModelSendToolOutput,
     interrupt_scope,
 )
 from .calls import _KIND_OF_CLASS, ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
@@ -47,6 +50,7 @@ from .errors import (
     UnexpectedRealtimeCallError,
 )
 from .listeners import Listeners, closing_events
+from .moments import BARGE_IN_DURING_AUDIO, DISCONNECT_DURING_TOOL_CALL, INTERRUPT_DURING_TOOL_CALL
 from .playback import PlaybackBooks
 from .streams import AudioStream, ScheduledEmit
 from .._kernel.validation import limit, non_negative
@@ -127,6 +131,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         self._background: anyio.abc.TaskGroup | None = None
         self._loose_tasks: set[asyncio.Task[Any]] = set()
         self._playback = PlaybackBooks()
+        #: Coverage of the moments (moments.py): assistant audio items streaming
+        #: (audio delivered, not done), and tool calls asked and not answered.
+        self._audio_streaming: set[str] = set()
+        self._open_calls: set[str] = set()
         #: Which connection is current: every connect and every close starts a
         #: new one, so work of an older connection can tell it was superseded.
         self.generation = 0
@@ -158,6 +166,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
                 raise ScriptedRealtimeConnectionSupersededError("connect")
         self._status = "connected"
         self._playback.reset(options.get("playback_tracker"))
+        self._audio_streaming.clear()
+        self._open_calls.clear()
         self._inbox = Inbox()
         self._delivery_task = asyncio.get_running_loop().create_task(self._deliver_forever(self._inbox), name="realtime-transport-delivery")
 
@@ -198,6 +208,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         """Record the close and end the connection (no end-of-stream event: the
         application asked for it, as with the real adapter)."""
         failure = self._script.take_failure("close")
+        sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._record("close", error=failure)
         # A close that fails still ends the connection (as a websocket whose
         # close handshake failed is gone all the same): no delivery task or
@@ -226,7 +237,11 @@ class ScriptedRealtimeTransport(RealtimeModel):
             self.call_counts[kind] += 1
         else:
             self._record(kind, event=snapshot_event(event), error=failure)
+        if isinstance(event, RealtimeModelSendToolOutput):
+            self._open_calls.discard(event.tool_call.call_id)
         if isinstance(event, RealtimeModelSendInterrupt):
+            sometimes(bool(self._audio_streaming), BARGE_IN_DURING_AUDIO)
+            sometimes(bool(self._open_calls), INTERRUPT_DURING_TOOL_CALL)
             playback_only, response_id = interrupt_scope(event)
             # The "server" cancels the response: all, or the one named.
             for stream in list(self._streams):
@@ -383,6 +398,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         :class:`RealtimeTransportDisconnectedError`.
         """
         self._require_connected("disconnect")
+        sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._status = "disconnected"
         record_event("disconnect", "clean" if clean else "unclean")
         for stream in list(self._streams):
@@ -480,6 +496,11 @@ class ScriptedRealtimeTransport(RealtimeModel):
     async def _deliver(self, event: RealtimeModelEvent) -> None:
         if isinstance(event, RealtimeModelAudioEvent):
             self._playback.on_audio(event)
+            self._audio_streaming.add(event.item_id)
+        elif isinstance(event, RealtimeModelAudioDoneEvent):
+            self._audio_streaming.discard(event.item_id)
+        elif getattr(event, "type", None) == "function_call":  # (the model asks a tool)
+            self._open_calls.add(event.call_id)  # type: ignore[union-attr]
         await self._listeners.deliver(event)
 
     async def _shut_down(self) -> None:

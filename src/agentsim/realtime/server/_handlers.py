@@ -7,6 +7,8 @@ from typing import Any
 from . import _events as ev
 from ._session import merge
 from ._turns import UserTurns
+from ..moments import INTERRUPT_DURING_TOOL_CALL
+from ..._kernel.coverage import sometimes
 
 
 class ClientEvents(UserTurns):
@@ -41,6 +43,8 @@ class ClientEvents(UserTurns):
             return
         item.setdefault("id", self._ids.next("item"))
         item.setdefault("object", "realtime.item")
+        if item.get("type") == "function_call_output":
+            self._open_calls.discard(item.get("call_id", ""))
         if item.get("type") == "message" and item.get("role") == "user":
             texts = [part.get("text", "") for part in item.get("content", []) if isinstance(part, dict)]
             self._last_user_text = " ".join(text for text in texts if text)
@@ -90,6 +94,7 @@ class ClientEvents(UserTurns):
         if active is None or (wanted and wanted != active.id):
             self._error("response_cancel_not_active", "Cancellation failed: no active response found", event)
             return
+        sometimes(bool(self._open_calls), INTERRUPT_DURING_TOOL_CALL)
         self._request_cancel(active, "client_cancelled")
 
     def _on_conversation_item_truncate(self, event: dict[str, Any]) -> None:

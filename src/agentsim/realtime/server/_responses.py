@@ -12,6 +12,8 @@ from . import _events as ev
 from ._script import CallTool, Reply, Step
 from ._session import turn_detection
 from ._state import ServerState, _Response
+from ..moments import CANCEL_BEFORE_FIRST_AUDIO
+from ..._kernel.coverage import sometimes
 
 
 class Responses(ServerState):
@@ -40,6 +42,8 @@ class Responses(ServerState):
     def _request_cancel(self, response: _Response, reason: str) -> None:
         if response.cancel_requested:
             return
+        if isinstance(response.step, Reply) and not response.text_only:
+            sometimes(self._audio_sent_ms.get(response.item_id or "", 0.0) == 0.0, CANCEL_BEFORE_FIRST_AUDIO)
         response.cancel_requested = True
         response.cancel_reason = reason
         self._cancel_latency.call_later(len(self._responses), self._confirm_cancel, response)
@@ -128,6 +132,7 @@ class Responses(ServerState):
         item_id = response.item_id = self._ids.next("item")
         call_id = step.call_id or self._ids.next("call")
         self._known_calls.add(call_id)
+        self._open_calls.add(call_id)
         pending = ev.function_call_item(item_id, call_id, step.name, "", "in_progress")
         self._send(ev.output_item("response.output_item.added", self._ids.next("event"), rid, pending))
         self._send(ev.arguments_done(self._ids.next("event"), rid, item_id, call_id, step.name, step.arguments_json))

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._kernel.core import require_core
+from ..._kernel.coverage import sometimes
 from ..._kernel.errors import SimulationConfigError
 from ..._kernel.lanes import register_lane
 from ..._kernel.ownership import OneSimulation
@@ -34,6 +35,7 @@ from ._wire import SimulatedWebSocket
 from ._handlers import ClientEvents
 from ._rules import MIN_COMMIT_MS as MIN_COMMIT_MS
 from ._state import _Response
+from ..moments import DISCONNECT_DURING_TOOL_CALL
 
 if TYPE_CHECKING:
     from ._model import SimulatedRealtimeModel, SimulatedRealtimeSIPModel
@@ -140,6 +142,8 @@ class SimulatedRealtimeServer(ClientEvents):
         self._items: dict[str, dict[str, Any]] = {}
         self._last_item_id: str | None = None
         self._known_calls: set[str] = set()
+        #: Tool calls asked of the client and not answered yet (coverage: moments.py).
+        self._open_calls: set[str] = set()
         self._last_user_text = ""
         self._buffered_input_ms = 0.0
         self._pending_speech: list[str] = []  # words spoken with VAD off, for the next commit
@@ -212,6 +216,7 @@ class SimulatedRealtimeServer(ClientEvents):
         wire = self._wire
         if wire is None or self.closed:
             return
+        sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self.closed = True
         self._stop_tasks()
         if clean:
@@ -287,6 +292,7 @@ class SimulatedRealtimeServer(ClientEvents):
         return self._wire
 
     def _client_closed(self) -> None:
+        sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._record("client", "close")
         self.closed = True
         self._stop_tasks()

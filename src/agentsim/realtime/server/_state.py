@@ -77,6 +77,7 @@ class ServerState:
     _items: dict[str, dict[str, Any]]
     _last_item_id: str | None
     _known_calls: set[str]
+    _open_calls: set[str]
     _last_user_text: str
     _buffered_input_ms: float
     _pending_speech: list[str]

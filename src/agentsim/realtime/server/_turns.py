@@ -10,6 +10,8 @@ from . import _events as ev
 from ._session import turn_detection
 from ._responses import Responses
 from ._state import NON_STREAMING_TRANSCRIBERS
+from ..moments import BARGE_IN_DURING_AUDIO, INTERRUPT_DURING_TOOL_CALL
+from ..._kernel.coverage import sometimes
 
 
 class UserTurns(Responses):
@@ -34,6 +36,9 @@ class UserTurns(Responses):
         item_id = self._ids.next("item")
         self._cancel_idle_timer()
         self._send(ev.speech_started(self._ids.next("event"), item_id, round((loop.time() - self._connected_at) * 1000)))
+        active = self._active
+        sometimes(active is not None and not active.text_only and self._audio_sent_ms.get(active.item_id or "", 0.0) > 0, BARGE_IN_DURING_AUDIO)
+        sometimes(bool(self._open_calls), INTERRUPT_DURING_TOOL_CALL)
         if self._active is not None and detection.get("interrupt_response", True):
             self._request_cancel(self._active, "turn_detected")  # barge-in
         await asyncio.sleep(seconds)

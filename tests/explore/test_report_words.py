@@ -114,6 +114,7 @@ def test_the_failure_report_explains_each_deviation_under_it() -> None:
     for index in marked:
         assert lines[index + 1].lstrip().startswith("= ") and "fired first" in lines[index + 1]
     assert failure.minimal is not None and failure.minimal.smallest
+    assert report.fewest_deviations == 1 and "1 failure(s) (the smallest needs 1 deviation(s) from stock order)" in report.format()
     assert "the smallest: the stock schedule passes (or fails another way)" in text
     replayed = agentsim.replay(reply_or_apologise, True, schedule=Schedule.decode(failure.minimal.schedule.encode()))
     assert isinstance(replayed.exception, AssertionError)

@@ -324,6 +324,13 @@ class ExploreReport:
         return not self.failures and not self.nondeterminism and not self.unreached_requirements
 
     @property
+    def fewest_deviations(self) -> int | None:
+        """The fewest deviations from stock order among the failures' shrunk
+        schedules (None: no failure was shrunk)."""
+        counts = [len(failure.minimal.deviations) for failure in self.failures if failure.minimal is not None]
+        return min(counts) if counts else None
+
+    @property
     def unreached_requirements(self) -> tuple[str, ...]:
         """The required labels no run reached (never evaluated, or never true)."""
         return tuple(label for label in self.required if not self.coverage.get(label))
@@ -375,9 +382,11 @@ class ExploreReport:
         the failing run's whole timeline) and each nondeterminism."""
         spread = self._choice_spread()
         replayed = f", {self.replayed_from_database} saved failure(s) replayed first" if self.replayed_from_database else ""
+        fewest = self.fewest_deviations
+        depth = f" (the smallest needs {fewest} deviation(s) from stock order)" if fewest is not None else ""
         lines = [
             f"{self.runs_executed} run(s), {self.distinct_schedules} distinct order(s), "
-            f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s){replayed}"
+            f"{self.distinct_timings} distinct timing(s){spread}, {len(self.failures)} failure(s){depth}{replayed}"
         ]
         if self.runs_executed == 0 and any(failure.from_database for failure in self.failures):
             lines[0] += (

@@ -22,6 +22,8 @@ from ._report import ExploreReport, Failure, SingleScheduleWarning
 from ._runner import Runner, first_difference, propagate
 from ._schedule import Schedule
 from ._shrink import shrink
+from ._exhaustive import ExhaustiveSweep
+from ._options import EXHAUSTIVE
 from ._sources import Candidate, SavedFailures, ScheduleSource, SeedSweep
 
 Repro = Callable[[Schedule], str]
@@ -37,7 +39,7 @@ class ReplaySettings(TypedDict, total=False):
 
 
 #: Strategy names ``explore`` sweeps with (see :func:`explore`).
-EXPLORE_STRATEGIES = ("portfolio", "random", "timed", "pct", "fifo", "jitter")
+EXPLORE_STRATEGIES = ("portfolio", "random", "timed", "pct", "fifo", "jitter", "exhaustive")
 
 
 def function_key(async_fn: Callable[..., Any]) -> str:
@@ -125,6 +127,10 @@ def explore(
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
+    if strategy == EXHAUSTIVE:
+        if processes > 1 or executor is not None:
+            raise SimulationConfigError("workers", workers if executor is None else executor, "1 (no executor) with strategy='exhaustive': its enumeration runs in this process")
+        return _explore_exhaustively(pipeline, SavedFailures(db, key), ExhaustiveSweep(seed, options.max_deviations, runs), progress)
     sweep = SeedSweep(
         strategy,
         seeds if seeds is not None else range(seed, seed + runs),
@@ -140,6 +146,18 @@ def explore(
         if pipeline.take(source, progress=progress, total=len(sweep.seeds)):
             break
     return pipeline.finish()
+
+
+def _explore_exhaustively(pipeline: _Pipeline, saved: SavedFailures, sweep: ExhaustiveSweep, progress: Callable[[int, int], None] | None) -> ExploreReport:
+    """An exhaustive sweep (in this process): saved failures first, then the
+    enumeration; the report says what it covered."""
+    if not pipeline.take(saved):
+        pipeline.take(sweep, progress=progress, total=sweep.budget)
+    report = pipeline.finish()
+    report.exhausted = sweep.exhausted
+    report.exhaustive_depth = sweep.complete_depth if sweep.complete_depth >= 0 else None
+    report.completeness = sweep.sentence(bool(report.failures))
+    return report
 
 
 class _Pipeline:

@@ -13,6 +13,9 @@ from .._kernel.scheduling import DEFAULT_STRATEGY, SchedulingPolicy
 from .._kernel.validation import whole
 from ._database import DEFAULT_DIRECTORY
 
+#: The strategy that enumerates every schedule within ``max_deviations`` (``_exhaustive.py``).
+EXHAUSTIVE = "exhaustive"
+
 
 class ExploreSettings(RunSettings, total=False):
     """The fields of :class:`ExploreOptions` as keyword arguments (for typing ``**settings``)."""
@@ -24,6 +27,7 @@ class ExploreSettings(RunSettings, total=False):
     database: str | os.PathLike[str] | None
     pct_depth: int
     require: Sequence[str]
+    max_deviations: int
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,9 @@ class ExploreOptions(RunOptions):
     ``seed + 1``, ...; run 0 is the stock schedule), ``strategy`` (default
     ``"portfolio"``), ``stop_on_first``, ``shrink_failures``,
     ``check_determinism``, ``database`` (a directory, None to disable),
-    ``pct_depth`` and ``require`` (labels of ``agentsim.sometimes``/``reached``
+    ``pct_depth``, ``max_deviations`` (``strategy="exhaustive"``: every
+    schedule with at most that many deviations from stock order) and
+    ``require`` (labels of ``agentsim.sometimes``/``reached``
     the sweep must reach at least once, else it fails)::
 
         options = ExploreOptions(runs=500, strategy="pct", wall_timeout=10)
@@ -47,6 +53,8 @@ class ExploreOptions(RunOptions):
     database: str | os.PathLike[str] | None = DEFAULT_DIRECTORY
     pct_depth: int = 3
     require: tuple[str, ...] = ()
+    #: ``strategy="exhaustive"``: every schedule with at most this many deviations.
+    max_deviations: int = 2
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,11 +66,16 @@ class ExploreOptions(RunOptions):
         object.__setattr__(self, "require", tuple(require))
         whole("runs", self.runs, expected="a number of runs >= 0")
         whole("pct_depth", self.pct_depth, minimum=1, expected="a PCT depth >= 1 (the ordering constraints a bug needs)")
+        whole("max_deviations", self.max_deviations, expected="the deviations from stock order an exhaustive sweep allows, >= 0")
         for name in ("stop_on_first", "shrink_failures", "check_determinism"):
             if not isinstance(getattr(self, name), bool):
                 from .._kernel.errors import SimulationConfigError
 
                 raise SimulationConfigError(name, getattr(self, name), "True or False")
+
+    def _check_strategy(self) -> None:
+        if self.strategy != EXHAUSTIVE:  # (a sweep's own strategy: a source, not a policy)
+            super()._check_strategy()
 
     def explore_kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments of :func:`agentsim.explore`."""

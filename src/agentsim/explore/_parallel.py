@@ -123,8 +123,13 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
         schedule = ran = Schedule(run_seed, strategy)
         result = run(schedule)
     differs = plan.check_determinism and run(ran).trace.digest() != result.trace.digest()
-    outcome = RunOutcome(
-        seed=run_seed,
+    return outcome_of(result, schedule, ran, differs=differs), result
+
+
+def outcome_of(result: SimulationResult[Any], schedule: Schedule, ran: Schedule, *, differs: bool = False) -> RunOutcome:
+    """What the report needs of one run (``schedule`` as named, ``ran`` as run)."""
+    return RunOutcome(
+        seed=schedule.seed,
         schedule=schedule,
         ran=ran,
         failed=result.exception is not None,
@@ -137,7 +142,6 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
         leftover_tasks=result.leftover_tasks,
         coverage=tuple(result.coverage.items()),
     )
-    return outcome, result
 
 
 def _run_chunk(plan: SweepPlan, seeds: Sequence[int], first: bool) -> list[RunOutcome]:

@@ -317,6 +317,12 @@ class ExploreReport:
     coverage: dict[str, int] = field(default_factory=dict)
     #: The labels the sweep was required to reach (``require=``).
     required: tuple[str, ...] = ()
+    #: ``strategy="exhaustive"``: True when every schedule within ``max_deviations`` ran (None: another strategy).
+    exhausted: bool | None = None
+    #: ``strategy="exhaustive"``: every schedule with at most this many deviations ran.
+    exhaustive_depth: int | None = None
+    #: ``strategy="exhaustive"``: what the sweep covered, in words ("exhaustive to depth 2: 40 schedule(s), all pass").
+    completeness: str = ""
 
     @property
     def ok(self) -> bool:
@@ -393,6 +399,8 @@ class ExploreReport:
                 "\n(a failure saved by an earlier sweep still fails, so no new run was needed; "
                 "delete the database entry, or pass database=None / --agentsim-db=none, to sweep afresh)"
             )
+        if self.completeness:
+            lines[0] += f"\n{self.completeness}"
         coverage = self._coverage_lines()
         if coverage:
             lines.append("\n".join(coverage))

@@ -30,6 +30,7 @@ from .._kernel.errors import SimulationConfigError
 from .._kernel.options import BACKENDS, DEFAULT_WALL_TIMEOUT
 from .._kernel.scheduling import parse_strategy
 from ..explore import ExploreOptions
+from ..explore._options import EXHAUSTIVE
 from ..explore._database import DEFAULT_DIRECTORY
 
 
@@ -88,13 +89,18 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
     return function, spec
 
 
+def _sweep_strategy(text: str) -> str:
+    """A strategy ``explore`` takes: a scheduling strategy, or ``exhaustive``."""
+    return text if text == EXHAUSTIVE else parse_strategy(text)
+
+
 def _settings(arguments: argparse.Namespace) -> ExploreOptions:
     """``[tool.agentsim]`` (with ``--profile``) under what the command line gave."""
     from .config import load_options
 
     given = {
         name: getattr(arguments, name)
-        for name in ("runs", "strategy", "seed", "backend", "max_virtual_time", "wall_timeout", "pct_depth", "allow_escapes")
+        for name in ("runs", "strategy", "seed", "backend", "max_virtual_time", "wall_timeout", "pct_depth", "max_deviations", "allow_escapes")
         if getattr(arguments, name, None) is not None
     }
     if "allow_escapes" in given:
@@ -238,11 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentsim {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def add_run_options(command: argparse.ArgumentParser) -> None:
+    def add_run_options(command: argparse.ArgumentParser, *, sweep: bool = False) -> None:
         # Unset options come from [tool.agentsim] (and --profile), else the defaults.
         command.add_argument("--backend", default=None, choices=list(BACKENDS))
         command.add_argument("--seed", type=int, default=None, help="the (first) seed")
-        command.add_argument("--strategy", default=None, type=parse_strategy, help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it")
+        command.add_argument(
+            "--strategy", default=None, type=_sweep_strategy if sweep else parse_strategy,
+            help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it"
+            + ("; exhaustive (every schedule within --max-deviations)" if sweep else ""),
+        )
         command.add_argument("--max-virtual-time", type=float, default=None, help="virtual seconds a run may last (0: no limit)")
         command.add_argument("--wall-timeout", type=float, default=None, help=f"real seconds a run may take (default {DEFAULT_WALL_TIMEOUT:g}; 0: no limit)")
         command.add_argument(
@@ -254,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command.add_argument("target", help="PATH::NAME of an async function")
     explore_command.add_argument("--runs", type=int, default=None, help="runs of the sweep (default 200)")
     explore_command.add_argument("--pct-depth", type=int, default=None, help="PCT's depth d (default 3)")
+    explore_command.add_argument("--max-deviations", type=int, default=None, help="--strategy exhaustive: every schedule with at most this many deviations (default 2)")
     explore_command.add_argument("--check-determinism", action="store_true")
     explore_command.add_argument("--no-shrink", action="store_true")
     explore_command.add_argument(
@@ -263,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command.add_argument("--db", default=None, help=f"failure database directory ('none' to disable; default {DEFAULT_DIRECTORY})")
     explore_command.add_argument("--workers", default="1", help="local worker processes for the sweep, or 'auto' (one per core; default 1)")
     explore_command.add_argument("--scheduler", default=None, help="a dask scheduler's address (tcp://HOST:PORT): run the sweep on its cluster (pip install 'agentsim[cluster]')")
-    add_run_options(explore_command)
+    add_run_options(explore_command, sweep=True)
     explore_command.set_defaults(handler=_explore)
 
     replay_command = commands.add_parser("replay", help="replay one schedule exactly and show its timeline")

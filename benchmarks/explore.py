@@ -32,7 +32,12 @@ for jitter, random, pct, timed and the default portfolio, the default's
 ratio to the best single strategy, and false alarms of the fixed twins
 under timed and the portfolio.
 
-    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only] [--classes-only] [--scale-only]
+Then (``--exhaustive-only`` alone): ``strategy="exhaustive"`` on every race
+example and its fixed twin, schedules and time to exhaust depth 1 and 2
+(to the first failure for the racy program), beside the default's runs to
+first failure.
+
+    python benchmarks/explore.py [--cap 200] [--seeds 20] [--quick] [--windows-only] [--classes-only] [--exhaustive-only] [--scale-only]
 
 Targets (issue 5): median <= 50 runs to find; >= 300 runs/s/core on a
 real-SDK realtime scenario. Nothing is asserted: this is a measurement.
@@ -169,6 +174,33 @@ def class_table(title: str, folder: Path, cap: int, bases: int, fixed_runs: int)
         print(f"{name:<30}{''.join(f'{cell:>24}' for cell in cells)}{ratio:>13.2f}x{alarms:>28}")
 
 
+def exhaustive_table(folders: list[Path], cap: int) -> None:
+    """Bounded-exhaustive exploration of every race example and its fixed
+    twin: schedules (and wall time) to exhaust depth 1 and 2 — or, for the
+    racy program, to its first failure — beside the default strategy's runs
+    to first failure from seed 0."""
+    import time
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(f"\nexhaustive: schedules to exhaust depth 1 and 2 (racy: to the first failure), budget {cap} each; the default from seed 0")
+
+    def exhaust(function: Any, depth: int) -> str:
+        started = time.perf_counter()
+        report = agentsim.explore(function, strategy="exhaustive", max_deviations=depth, runs=cap, database=None, shrink_failures=False)
+        spent = time.perf_counter() - started
+        how = "fails" if report.failures else "exhausted" if report.exhausted else "budget"
+        return f"{report.runs_executed} {how} {spent:.2f}s"
+
+    print(f"{'example':<30}{'racy d1':>24}{'racy d2':>24}{'fixed d1':>24}{'fixed d2':>24}{'default':>9}")
+    for folder in folders:
+        for name in sorted(path.stem for path in folder.glob("*.py") if not path.stem.startswith("_")):
+            example = importlib.import_module(name)
+            cells = [exhaust(example.racy, 1), exhaust(example.racy, 2), exhaust(example.fixed, 1), exhaust(example.fixed, 2)]
+            default = runs_to_first_failure(example.racy, "portfolio", 0, cap)
+            print(f"{name:<30}{''.join(f'{cell:>24}' for cell in cells)}{'-' if default is None else default:>9}")
+
+
 async def trivial() -> None:
     """The smallest program worth sweeping: one sleep."""
     await asyncio.sleep(1.0)
@@ -250,6 +282,7 @@ def main() -> None:
     parser.add_argument("--classes-only", action="store_true", help="only the per-class tables (lateness, narrow windows, races) of every strategy")
     parser.add_argument("--class-bases", type=int, default=5, help="base seeds per strategy in the per-class tables")
     parser.add_argument("--scale-only", action="store_true", help="only the per-run cost and the workers/cluster sweeps")
+    parser.add_argument("--exhaustive-only", action="store_true", help="only the exhaustive table (depth 1 and 2 of every race example and twin)")
     parser.add_argument("--scale-runs", type=int, default=1000, help="runs of each workers/cluster sweep")
     options = parser.parse_args()
     if options.quick:
@@ -262,6 +295,9 @@ def main() -> None:
         return
     if options.scale_only:
         scale(options.scale_runs)
+        return
+    if options.exhaustive_only:
+        exhaustive_table([RACES, WINDOW_RACES, LATENESS_RACES], 5_000)
         return
     names = sorted(path.stem for path in RACES.glob("*.py") if not path.stem.startswith("_"))
 
@@ -290,6 +326,7 @@ def main() -> None:
     print(f"  serial {serial:.2f} s, 2 workers {parallel:.2f} s: x{serial / parallel:.2f}")
     window_races(options.window_cap, options.fixed_runs)
     classes(options)
+    exhaustive_table([RACES, WINDOW_RACES, LATENESS_RACES], 5_000)
     scale(options.scale_runs)
 
 

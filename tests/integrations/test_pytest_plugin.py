@@ -471,43 +471,67 @@ def test_statistics_report_each_sweep(pytester: pytest.Pytester) -> None:
     assert "agentsim statistics" not in quiet.stdout.str()
 
 
-REQUIRED = '''
+TWO_WINDOWS = '''
 import asyncio
 import pytest
 import agentsim
 from agentsim.timing import sleep_between
 
 
-async def reply_and_barge_in():
-    playing = True
+async def first_of_two():
+    """A reply (0.400-0.505 s) and a barge-in (0.500-0.600 s): which ends first."""
+    order = []
 
-    async def reply():
-        nonlocal playing
-        await sleep_between(0.40, 0.50)
-        playing = False
+    async def end(name, low, high):
+        await sleep_between(low, high)
+        order.append(name)
 
     async def barge_in():
-        await sleep_between(0.45, 0.55)
-        agentsim.sometimes(playing, "barge-in during the reply")
+        await end("late", 0.500, 0.600)
+        agentsim.sometimes(order == ["late"], "barge-in during the reply")
 
-    await asyncio.gather(reply(), barge_in())
+    await asyncio.gather(end("early", 0.400, 0.505), barge_in())
+    return order[0]
+'''
 
+MARKED = TWO_WINDOWS + '''
 
 @pytest.mark.agentsim(runs=30, require=["barge-in during the reply"])
 async def test_reaches_it():
-    await reply_and_barge_in()
+    await first_of_two()
 
 
 @pytest.mark.agentsim(runs=30, require=["a disconnect during the guardrail"])
 async def test_never_gets_there():
-    await reply_and_barge_in()
+    await first_of_two()
+
+
+@pytest.mark.agentsim(strategy="exhaustive", max_deviations=1)
+async def test_one_rare_order_is_found():
+    assert await first_of_two() == "early"
+
+
+@pytest.mark.agentsim(strategy="exhaustive", max_deviations=2)
+async def test_nothing_to_find():
+    await first_of_two()
 '''
 
 
 def test_a_required_moment_never_reached_fails_the_test(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_required=REQUIRED)
-    result = pytester.runpytest("-p", "no:randomly")
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest("-k", "reaches_it or never_gets_there")
     result.assert_outcomes(passed=1, failed=1)
     output = result.stdout.str()
     assert "required moment(s) never reached in 30 run(s): 'a disconnect during the guardrail'" in output
     assert "test_never_gets_there" in output and "coverage (runs where each moment happened): 'barge-in during the reply'" in output
+
+
+def test_the_marker_sweeps_exhaustively(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest("--agentsim-db=none", "-k", "rare_order or nothing_to_find")
+    result.assert_outcomes(passed=1, failed=1)
+    output = result.stdout.str()
+    assert "exhaustive search stopped at the first failure" in output and "test_one_rare_order_is_found" in output
+    # The strategy from the command line, over the marker's.
+    overridden = pytester.runpytest("--agentsim-db=none", "--agentsim-strategy=exhaustive", "-k", "nothing_to_find")
+    overridden.assert_outcomes(passed=1)

@@ -17,6 +17,14 @@ from ._database import DEFAULT_DIRECTORY
 EXHAUSTIVE = "exhaustive"
 
 
+def parse_sweep_strategy(text: str) -> str:
+    """A strategy a sweep takes (a scheduling strategy, or ``exhaustive``):
+    the ``type`` of the command line's and pytest's strategy options."""
+    from .._kernel.scheduling import parse_strategy
+
+    return text if text == EXHAUSTIVE else parse_strategy(text)
+
+
 class ExploreSettings(RunSettings, total=False):
     """The fields of :class:`ExploreOptions` as keyword arguments (for typing ``**settings``)."""
 

@@ -30,7 +30,7 @@ from .._kernel.errors import SimulationConfigError
 from .._kernel.options import BACKENDS, DEFAULT_WALL_TIMEOUT
 from .._kernel.scheduling import parse_strategy
 from ..explore import ExploreOptions
-from ..explore._options import EXHAUSTIVE
+from ..explore._options import parse_sweep_strategy
 from ..explore._database import DEFAULT_DIRECTORY
 
 
@@ -87,11 +87,6 @@ def load_target(spec: str) -> tuple[Callable[[], Awaitable[Any]], str]:
         with_sim.__qualname__ = function.__qualname__
         return with_sim, spec
     return function, spec
-
-
-def _sweep_strategy(text: str) -> str:
-    """A strategy ``explore`` takes: a scheduling strategy, or ``exhaustive``."""
-    return text if text == EXHAUSTIVE else parse_strategy(text)
 
 
 def _settings(arguments: argparse.Namespace) -> ExploreOptions:
@@ -249,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--backend", default=None, choices=list(BACKENDS))
         command.add_argument("--seed", type=int, default=None, help="the (first) seed")
         command.add_argument(
-            "--strategy", default=None, type=_sweep_strategy if sweep else parse_strategy,
+            "--strategy", default=None, type=parse_sweep_strategy if sweep else parse_strategy,
             help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it"
             + ("; exhaustive (every schedule within --max-deviations)" if sweep else ""),
         )

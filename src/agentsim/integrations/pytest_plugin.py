@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from .._kernel.errors import AgentsimError, SimulationConfigError
-from .._kernel.scheduling import parse_strategy
+from ..explore._options import parse_sweep_strategy
 from .._kernel.view import SimulationView as SimulationView
 from .pytest_shards import claim, database_key
 from ..explore import explore, replay
@@ -62,7 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentsim-seed", type=int, default=None, help="replay this one seed instead of exploring")
     group.addoption("--agentsim-schedule", default=None, help="replay this schedule (as printed in a failure report)")
     group.addoption(
-        "--agentsim-strategy", default=None, type=parse_strategy, help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it"
+        "--agentsim-strategy", default=None, type=parse_sweep_strategy,
+        help="portfolio (the default), random, timed, pct, fifo, jitter, or pct/DEPTH/STEPS, portfolio/DEPTH/STEPS as a report prints it; exhaustive",
     )
     group.addoption("--agentsim-check-determinism", action="store_true", help="run every schedule twice and compare traces")
     group.addoption("--agentsim-db", default=None, help=f"failure database directory ('none' to disable; default: the profile's, else {DEFAULT_DIRECTORY})")

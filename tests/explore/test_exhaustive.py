@@ -80,14 +80,30 @@ def test_other_strategies_claim_nothing_and_bad_settings_are_typed_errors() -> N
     assert agentsim.explore(rare_orders, 1, True, runs=5, database=None).exhausted is None
     with pytest.raises(SimulationConfigError, match="max_deviations"):
         agentsim.explore(rare_orders, 1, strategy="exhaustive", max_deviations=-1, database=None)
-    with pytest.raises(SimulationConfigError, match="workers"):
-        agentsim.explore(rare_orders, 1, strategy="exhaustive", workers=2, database=None)
     with pytest.raises(SimulationConfigError, match="strategy"):
         agentsim.simulate(rare_orders, 1, strategy="exhaustive")  # a sweep, not a run's policy
 
 
 async def two_rare_orders() -> None:
     await rare_orders(2)
+
+
+def test_workers_and_a_dask_cluster_enumerate_as_the_serial_sweep_does() -> None:
+    """Level by level on two local processes and on a dask LocalCluster: the
+    same schedules, counts, failure and sentence as in this process."""
+
+    def summary(report: ExploreReport) -> tuple[Any, ...]:
+        failure = report.failures[0] if report.failures else None
+        return (report.runs_executed, report.distinct_timings, report.exhausted, report.exhaustive_depth, report.completeness,
+                failure.schedule.encode() if failure else None, failure.minimal.schedule.encode() if failure and failure.minimal else None)  # fmt: skip
+
+    for args in ((3, True), (3,)):
+        serial = _sweep(rare_orders, *args, depth=3)
+        assert summary(_sweep(rare_orders, *args, depth=3, workers=2)) == summary(serial)
+        distributed = pytest.importorskip("distributed")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                assert summary(_sweep(rare_orders, *args, depth=3, executor=client.get_executor())) == summary(serial)
 
 
 def test_the_command_line_sweeps_exhaustively() -> None:

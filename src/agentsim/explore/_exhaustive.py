@@ -18,24 +18,71 @@ far it got.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor
+from functools import partial
 from typing import Any
 
 from .._kernel.simulation import SimulationResult
-from ._parallel import outcome_of
+from ._parallel import RunOutcome, SweepPlan, function_by_value, outcome_of, parallel_map
 from ._runner import Runner
 from ._schedule import Schedule
 from ._sources import Candidate
 
+#: A schedule's deviations (choice number -> option).
+Deviations = dict[int, int]
+#: One run of the enumeration: its outcome, and the schedules extending it
+#: (a str: why they cannot be listed; None: not asked, the last level).
+Extended = tuple[RunOutcome, "list[Deviations] | str | None"]
+
+
+def schedule_of(seed: int, deviations: Deviations) -> Schedule:
+    """The schedule of ``deviations``: replayed with timed delays, no jitter."""
+    return Schedule(seed, "replay", deviations, 0.0, windows=True, delays=True)
+
+
+def extensions(deviations: Deviations, result: SimulationResult[Any]) -> list[Deviations] | str:
+    """``deviations`` plus one more, at each choice after its last, at each
+    non-stock option (or why they cannot be listed: a run whose early
+    choices are no longer kept)."""
+    choices = result.trace.choices
+    if choices.dropped:
+        return f"a run made {len(choices)} choices and kept only the last {len(choices) - choices.dropped}"
+    after = max(deviations, default=-1)
+    found = []
+    for number, choice in enumerate(choices):
+        if number > after:
+            found += [{**deviations, number: option} for option in range(choice.options) if option != choice.fifo]
+    return found
+
+
+def run_level(runner: Runner, seed: int, level: Sequence[Deviations], extend: bool) -> Iterator[tuple[Extended, SimulationResult[Any]]]:
+    """Each schedule of ``level``, in order, with its extensions if ``extend``."""
+    for deviations in level:
+        schedule = schedule_of(seed, deviations)
+        result = runner.run(schedule)
+        yield (outcome_of(result, schedule, schedule), extensions(deviations, result) if extend else None), result
+
+
+def _run_level_chunk(plan: SweepPlan, chunk: Sequence[Deviations], first: bool, *, extend: bool) -> list[Extended]:
+    """A worker's job: a chunk of one level (no run objects sent back)."""
+    runner = Runner(plan.async_fn, plan.args, plan.backend, plan.options)
+    return [extended for extended, _ in run_level(runner, plan.base_seed, chunk, extend)]
+
 
 class ExhaustiveSweep:
     """Every schedule within ``depth`` deviations of the stock schedule of
-    ``seed``, fewest deviations first, at most ``budget`` runs."""
+    ``seed``, fewest deviations first, at most ``budget`` runs; in this
+    process, or level by level on ``processes`` local workers or an
+    ``executor`` (the same runs, in the same order, as serially)."""
 
-    def __init__(self, seed: int, depth: int, budget: int) -> None:
+    def __init__(self, seed: int, depth: int, budget: int, *, processes: int = 1, executor: Executor | None = None) -> None:
         self.seed = seed
         self.depth = depth
         self.budget = budget
+        self._processes = processes
+        self._executor = executor
+        self._function_payload: bytes | None = None
         #: Schedules run, and how many of them left a trace not seen before.
         self.runs = 0
         self.distinct = 0
@@ -45,47 +92,49 @@ class ExhaustiveSweep:
         self.exhausted = False
         #: Why the enumeration could not be complete (a run whose early choices were not kept).
         self.incomplete: str | None = None
-        self.seeds: range = range(0)  # (the pipeline's progress total: unknown ahead)
 
-    def schedule(self, deviations: dict[int, int]) -> Schedule:
-        """The schedule of ``deviations``: replayed with timed delays, no jitter."""
-        return Schedule(self.seed, "replay", deviations, 0.0, windows=True, delays=True)
+    def prepare(self, async_fn: Any) -> None:
+        """As :meth:`SeedSweep.prepare`: a parallel sweep's function, taken by value now if it must be."""
+        if self._processes > 1 or self._executor is not None:
+            self._function_payload = function_by_value(async_fn)
 
     def candidates(self, runner: Runner) -> Iterator[Candidate]:
-        frontier: list[dict[int, int]] = [{}]
+        frontier: list[Deviations] = [{}]
         seen: set[str] = set()
         for level in range(self.depth + 1):
-            extensions: list[dict[int, int]] = []
-            for deviations in frontier:
-                if self.runs >= self.budget:
-                    return
-                schedule = self.schedule(deviations)
-                result = runner.run(schedule)
+            level_runs = frontier[: max(0, self.budget - self.runs)]
+            extended: list[Deviations] = []
+            for (outcome, more), result in self._run(runner, level_runs, level < self.depth):
                 self.runs += 1
-                digest = result.trace.digest()
-                new = digest not in seen  # (else the same run as one already extended: the same extensions)
+                new = outcome.digest not in seen  # (else the same run as one already extended: the same extensions)
                 if new:
-                    seen.add(digest)
+                    seen.add(outcome.digest)
                     self.distinct += 1
-                yield Candidate(schedule, schedule, result, outcome=outcome_of(result, schedule, schedule))
-                if new and level < self.depth:
-                    extensions += self._extensions(deviations, result)
+                if result is None and outcome.failed:
+                    result = runner.run(outcome.ran)  # a worker's failing run, replayed here to report and shrink it
+                yield Candidate(outcome.schedule, outcome.ran, result, outcome=outcome)
+                if isinstance(more, str):
+                    self.incomplete = more
+                elif new and more is not None:
+                    extended += more
+            if len(level_runs) < len(frontier):
+                return  # the run budget ended this level
             self.complete_depth = level
-            frontier = extensions
+            frontier = extended
         self.exhausted = self.incomplete is None
 
-    def _extensions(self, deviations: dict[int, int], result: SimulationResult[Any]) -> list[dict[int, int]]:
-        """``deviations`` plus one more, at each choice after its last, at each non-stock option."""
-        choices = result.trace.choices
-        if choices.dropped:
-            self.incomplete = f"a run made {len(choices)} choices and kept only the last {len(choices) - choices.dropped}"
-            return []
-        after = max(deviations, default=-1)
-        found = []
-        for number, choice in enumerate(choices):
-            if number > after:
-                found += [{**deviations, number: option} for option in range(choice.options) if option != choice.fifo]
-        return found
+    def _run(self, runner: Runner, level: list[Deviations], extend: bool) -> Iterator[tuple[Extended, SimulationResult[Any] | None]]:
+        if self._processes == 1 and self._executor is None:
+            yield from run_level(runner, self.seed, level, extend)
+            return
+        plan = SweepPlan(runner.async_fn, runner.args, runner.backend, runner.options, "exhaustive", self.seed, False, self._function_payload)
+        job = partial(_run_level_chunk, extend=extend)
+        outcomes = parallel_map(plan, level, job, workers=self._processes, executor=self._executor)
+        try:
+            for extended in outcomes:
+                yield extended, None
+        finally:
+            outcomes.close()  # type: ignore[attr-defined]  # (a generator: stopping cancels what is left)
 
     def sentence(self, failed: bool) -> str:
         """What the sweep covered, in words (the report's completeness line)."""

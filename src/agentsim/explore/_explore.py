@@ -128,9 +128,9 @@ def explore(
     db = FailureDatabase(database) if database is not None else None
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
     if strategy == EXHAUSTIVE:
-        if processes > 1 or executor is not None:
-            raise SimulationConfigError("workers", workers if executor is None else executor, "1 (no executor) with strategy='exhaustive': its enumeration runs in this process")
-        return _explore_exhaustively(pipeline, SavedFailures(db, key), ExhaustiveSweep(seed, options.max_deviations, runs), progress)
+        exhaustive = ExhaustiveSweep(seed, options.max_deviations, runs, processes=processes, executor=executor)
+        exhaustive.prepare(async_fn)
+        return _explore_exhaustively(pipeline, SavedFailures(db, key), exhaustive, progress)
     sweep = SeedSweep(
         strategy,
         seeds if seeds is not None else range(seed, seed + runs),
@@ -149,8 +149,8 @@ def explore(
 
 
 def _explore_exhaustively(pipeline: _Pipeline, saved: SavedFailures, sweep: ExhaustiveSweep, progress: Callable[[int, int], None] | None) -> ExploreReport:
-    """An exhaustive sweep (in this process): saved failures first, then the
-    enumeration; the report says what it covered."""
+    """An exhaustive sweep: saved failures first, then the enumeration; the
+    report says what it covered."""
     if not pipeline.take(saved):
         pipeline.take(sweep, progress=progress, total=sweep.budget)
     report = pipeline.finish()

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .._kernel.errors import SimulationConfigError, TaskSnapshot
 from .._kernel.scheduling import SchedulingPolicy
@@ -38,6 +38,10 @@ from ._schedule import Schedule
 
 #: How many times the chunks of a dead worker are run again before giving up.
 _RESTARTS = 3
+
+#: What a parallel job takes (a seed, a schedule's deviations) and gives back.
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -181,11 +185,11 @@ def check_executor(executor: object) -> None:
         )
 
 
-def _chunks(seeds: Sequence[int], workers: int) -> list[Sequence[int]]:
+def _chunks(items: Sequence[T], workers: int) -> list[Sequence[T]]:
     # Small enough to balance the load and to stop soon after a failure,
     # large enough that sending work costs little beside running it.
-    size = max(1, min(64, len(seeds) // (workers * 8) or 1))
-    return [seeds[start : start + size] for start in range(0, len(seeds), size)]
+    size = max(1, min(64, len(items) // (workers * 8) or 1))
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def _fresh_std_streams() -> None:
@@ -219,11 +223,22 @@ def _new_pool(workers: int) -> ProcessPoolExecutor:
 def parallel_outcomes(plan: SweepPlan, seeds: Sequence[int], *, workers: int = 1, executor: Executor | None = None) -> Iterator[RunOutcome]:
     """Every run's outcome, in seed order, computed by ``executor`` (or by a
     pool of ``workers`` processes of our own). Stop iterating to cancel the rest."""
+    return parallel_map(plan, seeds, _run_chunk, workers=workers, executor=executor)
+
+
+def parallel_map(
+    plan: SweepPlan, items: Sequence[T], job: Callable[[SweepPlan, Sequence[T], bool], list[R]], *, workers: int = 1, executor: Executor | None = None
+) -> Iterator[R]:
+    """``job(plan, chunk, first)`` over chunks of ``items`` (``first``: the
+    chunk holding the first item), on ``executor`` or a pool of ``workers``
+    processes of our own; each result in the items' order. A worker that dies
+    is replaced and its chunks run again. Stop iterating to cancel the rest.
+    ``job`` must be a module-level function (it is pickled)."""
     check_picklable(plan)
-    chunks = _chunks(seeds, workers if executor is None else max(workers, 2))
+    chunks = _chunks(items, workers if executor is None else max(workers, 2))
     own = executor is None
     pool: Executor = _new_pool(workers) if own else executor  # type: ignore[assignment]
-    futures: list[Future[list[RunOutcome]]] = [pool.submit(_run_chunk, plan, chunk, index == 0) for index, chunk in enumerate(chunks)]
+    futures: list[Future[list[R]]] = [pool.submit(job, plan, chunk, index == 0) for index, chunk in enumerate(chunks)]
     restarts = 0
     try:
         for index in range(len(chunks)):
@@ -241,7 +256,7 @@ def parallel_outcomes(plan: SweepPlan, seeds: Sequence[int], *, workers: int = 1
                     for later in range(index, len(chunks)):
                         done = futures[later]
                         if not (done.done() and not done.cancelled() and done.exception() is None):
-                            futures[later] = pool.submit(_run_chunk, plan, chunks[later], later == 0)
+                            futures[later] = pool.submit(job, plan, chunks[later], later == 0)
             yield from outcomes
     except BaseException:
         # (A chunk that could not be sent leaves the pool unable to shut down

@@ -24,10 +24,10 @@ from functools import partial
 from typing import Any
 
 from .._kernel.simulation import SimulationResult
-from ._parallel import RunOutcome, SweepPlan, function_by_value, outcome_of, parallel_map
+from ._parallel import RunOutcome, SweepPlan, outcome_of, parallel_map
 from ._runner import Runner
 from ._schedule import Schedule
-from ._sources import Candidate
+from ._sources import Candidate, ParallelSource
 
 #: A schedule's deviations (choice number -> option).
 Deviations = dict[int, int]
@@ -70,19 +70,17 @@ def _run_level_chunk(plan: SweepPlan, chunk: Sequence[Deviations], first: bool, 
     return [extended for extended, _ in run_level(runner, plan.base_seed, chunk, extend)]
 
 
-class ExhaustiveSweep:
+class ExhaustiveSweep(ParallelSource):
     """Every schedule within ``depth`` deviations of the stock schedule of
     ``seed``, fewest deviations first, at most ``budget`` runs; in this
     process, or level by level on ``processes`` local workers or an
     ``executor`` (the same runs, in the same order, as serially)."""
 
     def __init__(self, seed: int, depth: int, budget: int, *, processes: int = 1, executor: Executor | None = None) -> None:
+        super().__init__(processes, executor)
         self.seed = seed
         self.depth = depth
         self.budget = budget
-        self._processes = processes
-        self._executor = executor
-        self._function_payload: bytes | None = None
         #: Schedules run, and how many of them left a trace not seen before.
         self.runs = 0
         self.distinct = 0
@@ -92,11 +90,6 @@ class ExhaustiveSweep:
         self.exhausted = False
         #: Why the enumeration could not be complete (a run whose early choices were not kept).
         self.incomplete: str | None = None
-
-    def prepare(self, async_fn: Any) -> None:
-        """As :meth:`SeedSweep.prepare`: a parallel sweep's function, taken by value now if it must be."""
-        if self._processes > 1 or self._executor is not None:
-            self._function_payload = function_by_value(async_fn)
 
     def candidates(self, runner: Runner) -> Iterator[Candidate]:
         frontier: list[Deviations] = [{}]

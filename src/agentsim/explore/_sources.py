@@ -83,7 +83,24 @@ class SavedFailures:
             yield Candidate(entry.schedule, entry.schedule, result, from_database=True)
 
 
-class SeedSweep:
+class ParallelSource:
+    """A source that may run on ``processes`` local workers or an ``executor``."""
+
+    def __init__(self, processes: int = 1, executor: Executor | None = None) -> None:
+        self._processes = processes
+        self._executor = executor
+        #: A function sent by value, pickled now: before any run leaves state
+        #: in its module (a saved failure's replay, PCT's measuring run).
+        self._function_payload: bytes | None = None
+
+    def prepare(self, async_fn: Callable[..., Any]) -> None:
+        """Take what must be taken before anything runs: a parallel sweep's
+        function, if it travels by value (``function_by_value``)."""
+        if self._processes > 1 or self._executor is not None:
+            self._function_payload = function_by_value(async_fn)
+
+
+class SeedSweep(ParallelSource):
     """The seeded sweep over ``seeds``. Run 0 (the base seed) is the stock
     schedule with nominal timing: a failure there needs no exploring, and its
     choice points bound PCT's change points (measured first, for PCT)."""
@@ -99,22 +116,12 @@ class SeedSweep:
         processes: int = 1,
         executor: Executor | None = None,
     ) -> None:
+        super().__init__(processes, executor)
         self.seeds = seeds
         self._strategy = strategy
         self._base_seed = base_seed
         self._pct_depth = pct_depth
         self._check_determinism = check_determinism
-        self._processes = processes
-        self._executor = executor
-        #: A function sent by value, pickled now: before any run leaves state
-        #: in its module (a saved failure's replay, PCT's measuring run).
-        self._function_payload: bytes | None = None
-
-    def prepare(self, async_fn: Callable[..., Any]) -> None:
-        """Take what must be taken before anything runs: a parallel sweep's
-        function, if it travels by value (``function_by_value``)."""
-        if self._processes > 1 or self._executor is not None:
-            self._function_payload = function_by_value(async_fn)
 
     def candidates(self, runner: Runner) -> Iterator[Candidate]:
         if not self.seeds:

@@ -22,6 +22,11 @@ class ClientEvents(UserTurns):
         if self.closed:
             return  # in flight when the server closed: lost, as on a real network
         self._record("client", kind)
+        if self.playback is not None:
+            if kind == "input_audio_buffer.append":
+                self._on_input_audio_buffer_append(event)
+            self.playback.client_event(event)
+            return
         handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
         if handler is None:
             self._error("unknown_event", f"unsupported client event {kind!r}", event)

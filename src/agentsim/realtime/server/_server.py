@@ -15,6 +15,8 @@ as :class:`RuleViolation`\\ s with the offending event and its virtual time;
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,10 @@ from ._state import _Response
 from ..moments import DISCONNECT_DURING_TOOL_CALL
 
 if TYPE_CHECKING:
+    from ...recording._format import Recording
+    from ...recording._gaps import Tolerance
+    from ...recording.errors import RecordingDivergenceError
+    from ._replay import OnDivergence, RecordedPlayback
     from ._model import SimulatedRealtimeModel, SimulatedRealtimeSIPModel
 
 # The wire and the rules on the timeline, each in a lane above the tasks.
@@ -133,6 +139,8 @@ class SimulatedRealtimeServer(ClientEvents):
         self.input_audio_ms = 0.0
         self._idle = asyncio.Event()
         self._idle.set()
+        #: The recording this server replays (``from_recording``), else None.
+        self.playback: RecordedPlayback | None = None
         self._new_session()
 
     def _new_session(self) -> None:
@@ -150,6 +158,53 @@ class SimulatedRealtimeServer(ClientEvents):
         self._audio_produced = False  # the voice is fixed once assistant audio exists
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_speech_ms = 0
+
+    @classmethod
+    def from_recording(
+        cls,
+        recording: str | os.PathLike[str] | Recording,
+        *,
+        tolerance: Tolerance | tuple[float, float] | float | None = None,
+        on_divergence: OnDivergence = "raise",
+    ) -> SimulatedRealtimeServer:
+        """A server that plays a recorded session's server side against the app.
+
+        ``recording`` is a file written by
+        :class:`~agentsim.recording.RecordingRealtimeModel` around a WebSocket
+        model (or the loaded :class:`~agentsim.recording.Recording`). Each
+        recorded server event is sent at its recorded gap after the client
+        event it followed; the app's client events are matched against the
+        recording in order, and the first mismatch ends the simulation with
+        :class:`~agentsim.recording.RecordingDivergenceError` (``on_divergence=
+        "end"``: the session closes there instead, and ``divergence`` holds
+        the error). Audio kept as a duration is sent as audio of that length.
+
+        ``tolerance`` turns each gap into a window of ``± max(relative * gap,
+        absolute)`` (default 10 % and 30 ms; ``Tolerance(0, 0)`` for none),
+        so ``explore`` searches the timings near the incident while the
+        stock schedule replays the recording's own::
+
+            server = SimulatedRealtimeServer.from_recording("incident.jsonl")
+            session = await RealtimeRunner(agent, model=server.model()).run()
+        """
+        from ...recording._format import Recording, load
+        from ...recording._gaps import Tolerance, as_tolerance
+        from ._replay import RecordedPlayback
+
+        if on_divergence not in ("raise", "end"):
+            raise SimulationConfigError("on_divergence", on_divergence, "'raise' (the default: the simulation fails) or 'end' (the session closes there)")
+        if not isinstance(recording, Recording):
+            if not isinstance(recording, (str, os.PathLike)):
+                raise SimulationConfigError("recording", recording, "a recording's path (str or os.PathLike) or an agentsim.recording.Recording")
+            recording = load(recording)
+        server = cls(latency=0.0, client_latency=0.0)
+        server.playback = RecordedPlayback(recording, Tolerance() if tolerance is None else as_tolerance(tolerance), on_divergence)
+        return server
+
+    @property
+    def divergence(self) -> RecordingDivergenceError | None:
+        """Where a replayed app first did something else than the recording (None: it did not)."""
+        return None if self.playback is None else self.playback.divergence
 
     # -- script ----------------------------------------------------------------------
 
@@ -288,14 +343,35 @@ class SimulatedRealtimeServer(ClientEvents):
         self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
+        if self.playback is not None:
+            self.playback.connected(self._send_replayed, self._replay_closes, self.violations.append)
+            return self._wire
         self._send(ev.session_event("session.created", self._ids.next("event"), self._session))
         return self._wire
 
+    def _send_replayed(self, kind: str, event: dict[str, Any]) -> None:
+        self._send_message(kind, json.dumps(event))
+
+    def _replay_closes(self, clean: bool) -> None:
+        wire = self._wire
+        if wire is None or self.closed:
+            return
+        sometimes(bool(self.playback and self.playback._open_calls), DISCONNECT_DURING_TOOL_CALL)
+        self.closed = True
+        self._stop_tasks()
+        if clean:
+            self._downstream.send(lambda: self._close_wire(wire, clean=True))
+        else:
+            self._downstream.clear()
+            self._close_wire(wire, clean=False)
+
     def _client_closed(self) -> None:
-        sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
+        sometimes(bool(self._open_calls if self.playback is None else self.playback._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._record("client", "close")
         self.closed = True
         self._stop_tasks()
+        if self.playback is not None:
+            self.playback.stop()
 
     def _sent_after_close(self, event: dict[str, Any]) -> None:
         self._broke("no_events_after_close", event, kind=event.get("type", "?"), client_saw_close=True)

@@ -6,7 +6,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._kernel.core import record_event
 from ...toolkit.link import OrderedLink
@@ -16,6 +16,9 @@ from ._endpoint import ConnectRequest
 from ._rules import RULES, RuleViolation
 from ._script import Step
 from ._wire import SimulatedWebSocket
+
+if TYPE_CHECKING:
+    from ._replay import RecordedPlayback
 
 #: The least audio the Realtime API accepts in a commit.
 
@@ -84,6 +87,7 @@ class ServerState:
     _audio_produced: bool
     _idle_timer: asyncio.TimerHandle | None
     _last_speech_ms: int
+    playback: RecordedPlayback | None
 
     def _record(self, direction: str, kind: str) -> None:
         self.log.append((asyncio.get_running_loop().time(), direction, kind))

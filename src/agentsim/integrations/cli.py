@@ -232,6 +232,30 @@ def _timeline(options: argparse.Namespace) -> int:
     return 0
 
 
+def _session_show(options: argparse.Namespace) -> int:
+    from ..recording import load
+    from ..recording._timeline import timeline_events
+
+    if not Path(options.file).is_file():
+        raise CommandError(f"{options.file!r} is not a file")
+    try:
+        recording = load(options.file)
+    except OSError as error:
+        raise CommandError(f"{options.file!r} cannot be read ({error.strerror or error})") from None
+    events = timeline_events(recording)
+    header = recording.header
+    print(
+        f"# {recording.kind} session recorded on the {recording.layer} ({header.get('model')}, openai-agents {header.get('sdk_version')}, "
+        f"{header.get('clock')} clock): {len(recording)} events, {recording.duration:.3f} s"
+    )
+    print(timeline.render(events, last=options.last, kinds=options.kinds.split(",") if options.kinds else None))
+    if options.export:
+        target = Path(options.export)
+        _write_trace(events, target, {"recording": str(options.file), **{key: header.get(key) for key in ("kind", "layer", "sdk_version")}})
+        print(f"timeline: {target}  (open in ui.perfetto.dev, or: agentsim timeline {target})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
@@ -285,6 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     timeline_command.add_argument("--last", type=int, default=None)
     timeline_command.add_argument("--kinds", default=None, help="comma-separated event kinds to show")
     timeline_command.set_defaults(handler=_timeline)
+
+    session_command = commands.add_parser("session", help="recorded sessions (agentsim.recording)")
+    session_actions = session_command.add_subparsers(dest="action", required=True)
+    show_command = session_actions.add_parser("show", help="print a recording's timeline")
+    show_command.add_argument("file", help="a recording (JSON Lines, from RecordingRealtimeModel or RecordingModel)")
+    show_command.add_argument("--last", type=int, default=None, help="only the last N events")
+    show_command.add_argument("--kinds", default=None, help="client, server, or client,server")
+    show_command.add_argument("--export", default=None, help="also write the timeline as Perfetto JSON here")
+    show_command.set_defaults(handler=_session_show)
     return parser
 
 

@@ -132,14 +132,19 @@ class TraceFileError(UsageError):
         super().__init__(f"{self.path} is not an agentsim timeline: {reason}. Write one with agentsim.timeline.export or `agentsim replay ... --export FILE`")
 
 
-def export(trace: Trace, path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None, follow_symlinks: bool = True) -> None:
-    """Write ``trace`` as Chrome/Perfetto trace-event JSON to ``path``
-    (``follow_symlinks=False``: refuse a path that is a symbolic link, with
-    ``OSError``, as the command line does for the files it writes)."""
+def export(trace: Trace | Sequence[TraceEvent], path: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None, follow_symlinks: bool = True) -> None:
+    """Write ``trace`` (a trace, or timeline events such as a recording's)
+    as Chrome/Perfetto trace-event JSON to ``path`` (``follow_symlinks=False``:
+    refuse a path that is a symbolic link, with ``OSError``, as the command
+    line does for the files it writes)."""
+    if isinstance(trace, Trace):
+        events, facts = trace.events, {"digest": trace.digest(), "events": len(trace), "dropped": trace.dropped}
+    else:
+        events, facts = list(trace), {"events": len(trace)}
     document = {
-        "traceEvents": to_trace_events(trace.events),
+        "traceEvents": to_trace_events(events),
         "displayTimeUnit": "ms",
-        "otherData": {"digest": trace.digest(), "events": len(trace), "dropped": trace.dropped, **(metadata or {})},
+        "otherData": {**facts, **(metadata or {})},
     }
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0))
     with open(os.open(path, flags, 0o644), "w") as file:

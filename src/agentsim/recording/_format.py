@@ -115,6 +115,25 @@ def jsonable(value: Any, *, keep_audio: bool, per_ms: float = 48.0, depth: int =
     return f"<{type(value).__name__}>"
 
 
+def names_of(values: Any) -> list[str]:
+    """Tools, handoffs, guardrails: by name (their code is not data)."""
+    return [str(getattr(value, "name", getattr(value, "tool_name", type(value).__name__))) for value in values or ()]
+
+
+#: Settings that hold code (tools, handoffs, guardrails): written by name.
+_CODE_SETTINGS = ("tools", "handoffs", "output_guardrails", "input_guardrails", "prompt")
+
+
+def settings_summary(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A connection's or a model call's settings as JSON, code by name."""
+    plain = {key: (names_of(value) if key in _CODE_SETTINGS and isinstance(value, (list, tuple)) else value) for key, value in settings.items()}
+    nested = plain.get("initial_model_settings")
+    if isinstance(nested, Mapping):
+        plain["initial_model_settings"] = settings_summary(nested)
+    result = jsonable(plain, keep_audio=False)
+    return result if isinstance(result, dict) else {}
+
+
 class RecordingWriter:
     """Appends a recording's lines to a file, flushed line by line (a crash
     mid-call still leaves every event before it)."""
@@ -166,8 +185,11 @@ class RecordedEvent:
 
     def audio_bytes(self) -> int | None:
         """Bytes of audio this event carries (wire audio events), else None."""
-        kind = AUDIO_FIELDS.get(self.type)
-        return None if kind is None else placeholder_bytes(self.payload.get(kind)) if not isinstance(self.payload.get(kind), str) else len(base64.b64decode(self.payload[kind]))
+        field = AUDIO_FIELDS.get(self.type)
+        if field is None:
+            return None
+        value = self.payload.get(field)
+        return len(base64.b64decode(value)) if isinstance(value, str) else placeholder_bytes(value)
 
 
 @dataclass(frozen=True)
@@ -201,6 +223,13 @@ class Recording:
 
     def server_events(self) -> list[RecordedEvent]:
         return [event for event in self.events if event.direction == "server"]
+
+    def format(self, last: int | None = None) -> str:
+        """The recording as a text timeline: the lines of ``agentsim session show``."""
+        from ._timeline import timeline_events
+
+        events = timeline_events(self)
+        return "\n".join(event.format() for event in (events[-last:] if last else events))
 
     def __iter__(self) -> Iterator[RecordedEvent]:
         return iter(self.events)

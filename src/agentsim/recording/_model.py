@@ -11,7 +11,7 @@ from typing import Any
 from ..contrib.openai_agents._wrapping import Wrapping
 from ..contrib.openai_agents.sdk import Model
 from .._kernel.errors import SimulationConfigError
-from ._format import Recording, RecordingWriter, jsonable
+from ._format import Recording, RecordingWriter, jsonable, names_of
 from ._gaps import Tolerance, sleep_gap
 from ._header import header
 from .errors import RecordingFormatError
@@ -19,10 +19,6 @@ from .errors import RecordingFormatError
 
 def _now() -> float:
     return asyncio.get_running_loop().time()
-
-
-def _names(values: Any) -> list[str]:
-    return [str(getattr(value, "name", getattr(value, "tool_name", type(value).__name__))) for value in values or ()]
 
 
 class RecordingModel(Wrapping, Model):  # type: ignore[misc]
@@ -60,8 +56,8 @@ class RecordingModel(Wrapping, Model):  # type: ignore[misc]
             "system_instructions": given.get("system_instructions"),
             "input": jsonable(given.get("input"), keep_audio=False),
             "model_settings": jsonable(given.get("model_settings"), keep_audio=False),
-            "tools": _names(given.get("tools")),
-            "handoffs": _names(given.get("handoffs")),
+            "tools": names_of(given.get("tools")),
+            "handoffs": names_of(given.get("handoffs")),
             "previous_response_id": given.get("previous_response_id"),
             "conversation_id": given.get("conversation_id"),
         }

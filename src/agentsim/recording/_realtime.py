@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ..contrib.openai_agents.sdk import RealtimeModel, RealtimeModelListener
 from .._kernel.errors import SimulationConfigError
-from ._format import AUDIO_FIELDS, RecordingWriter, audio_placeholder, bytes_per_ms, jsonable, scrub
+from ._format import AUDIO_FIELDS, RecordingWriter, audio_placeholder, bytes_per_ms, jsonable, scrub, settings_summary
 from ._header import header
 
 #: The wire's own lifecycle, recorded as events of these types.
@@ -175,8 +175,7 @@ class RecordingRealtimeModel(RealtimeModel):  # type: ignore[misc]
         writer = self._recorder.writer
         if not writer.started:
             config = {key: value for key, value in dict(options or {}).items() if key != "playback_tracker"}
-            settings = jsonable(config, keep_audio=False)
-            writer.start(header("realtime", self.layer, self.model, keep_audio=self._recorder.keep_audio, config=settings), _now())
+            writer.start(header("realtime", self.layer, self.model, keep_audio=self._recorder.keep_audio, config=settings_summary(config)), _now())
         await self.model.connect(options)
 
     def add_listener(self, listener: Any) -> None:

@@ -33,9 +33,11 @@ class RecordingDivergenceError(SimulationError):
     """The application sent something else than the recording had at that point.
 
     A replayed session (``SimulatedRealtimeServer.from_recording``) matches
-    the application's client events against the recorded ones, in order; the
+    the application's client events against the recorded ones, in order (type by type); the
     first mismatch ends the simulation with this error. Fields: ``index``
-    (0-based, among the recording's client events that are matched),
+    (0-based, among the recording's client events that are matched: the
+    expected event's, or the count matched so far when the recording has
+    no more events of the type),
     ``at`` (virtual seconds since the replay's connection), ``actual`` (the
     event the application sent: type and the fields compared), ``expected``
     (what the recording had there, with its recorded time ``expected_at``;
@@ -56,7 +58,7 @@ class RecordingDivergenceError(SimulationError):
         self.expected_at = expected_at
         self.line = line
         if expected is None:
-            had = "nothing more: every recorded client event was already sent"
+            had = f"no more {actual.get('type', '?')} events (every one it had was already sent)"
         else:
             had = f"{_shown(expected)} (recorded at {expected_at:.3f} s, line {line})"
         super().__init__(

@@ -3,10 +3,13 @@
 Every recorded server event is *anchored* to the client event it followed
 (the last one before it in the recording; the connection for those before
 any) and keeps its recorded gap from it. The application's client events are
-matched against the recorded ones in order (type, and the fields that say
-what was asked: an item's kind, role, call and output, a truncated item);
-each match fixes its anchor's instant, and the server events waiting on it
-are sent at their gaps — each gap a window of the replay's tolerance, in
+matched against the recorded ones in order, type by type: its n-th
+``response.create`` against the recording's n-th ``response.create`` (the
+fields that say what was asked must agree too: an item's kind, role, call
+and output, a truncated item). Events of different types may interleave
+otherwise than recorded (two actions of the app racing a server event did
+so in the incident by a few ms). Each match fixes its anchor's instant, and
+the server events waiting on it are sent at their gaps — each gap a window of the replay's tolerance, in
 the recorded order (one connection never reorders). The first mismatch is a
 :class:`~agentsim.recording.RecordingDivergenceError`.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -118,6 +122,10 @@ class RecordedPlayback:
                 self._bursts.append(_Burst(anchor, gap, round(event.t - previous_t, 9), (event,)))
             previous_t = event.t
         self._anchored_at: dict[int, float] = {}
+        #: The recorded client events of each type not matched yet, in order.
+        self._waiting: dict[str, deque[int]] = {}
+        for index, event in enumerate(self.expected):
+            self._waiting.setdefault(event.type, deque()).append(index)
         self._matched = 0
         self._next = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -166,11 +174,13 @@ class RecordedPlayback:
             return
         self._check_rules(kind, event)
         actual = _asked(kind, event)
-        index = self._matched
-        expected = self.expected[index] if index < len(self.expected) else None
-        if expected is None or _asked(expected.type, expected.payload) != actual:
-            self._diverged(index, actual, expected)
+        waiting = self._waiting.get(kind)
+        index = waiting[0] if waiting else None
+        expected = None if index is None else self.expected[index]
+        if index is None or expected is None or _asked(expected.type, expected.payload) != actual:
+            self._diverged(self._matched if index is None else index, actual, expected)
             return
+        waiting.popleft()  # type: ignore[union-attr]
         now = asyncio.get_running_loop().time()
         self._anchored_at[index] = now
         self._matched += 1

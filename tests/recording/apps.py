@@ -80,3 +80,42 @@ def support_server(barge_in_at: float | None = None) -> SimulatedRealtimeServer:
     if barge_in_at is not None:
         server.user_speaks("thanks", at=barge_in_at, seconds=0.5)
     return server
+
+
+def record_support_call(path: Any, *, barge_in_at: float | None, fixed: bool = True, api_key: str = "sk-test-never-in-a-file") -> Outcome:
+    """Record the support call on the simulated server (inside a simulation,
+    FIFO) to ``path``; returns what the app saw."""
+    import agentsim
+    from agentsim.recording import RecordingRealtimeModel
+
+    async def call() -> Outcome:
+        server = support_server(barge_in_at)
+        return await voice_app(RecordingRealtimeModel(server.model(), path), fixed=fixed, model_config={"api_key": api_key})
+
+    return agentsim.run(call, strategy="fifo")
+
+
+def replay_support_call(recording: Any, *, fixed: bool = True, **server_options: Any) -> Any:
+    """The app against ``SimulatedRealtimeServer.from_recording(recording)``
+    (an ``async def`` for ``agentsim.run``/``explore``): returns the app's
+    outcome and the server."""
+
+    async def replay() -> tuple[Outcome, SimulatedRealtimeServer]:
+        server = SimulatedRealtimeServer.from_recording(recording, **server_options)
+        outcome = await voice_app(server.model(), fixed=fixed)
+        server.assert_rules()
+        return outcome, server
+
+    return replay
+
+
+def first_audio_at() -> float:
+    """When the support call's first assistant audio reaches the app (FIFO)."""
+    import agentsim
+
+    async def call() -> float:
+        server = support_server()
+        await voice_app(server.model())
+        return next(t for t, side, kind in server.log if side == "server" and kind == "response.output_audio.delta")
+
+    return agentsim.run(call, strategy="fifo")

@@ -268,7 +268,7 @@ def load(path: str | os.PathLike[str]) -> Recording:
 
 def _json_object(path: str | os.PathLike[str], number: int, raw: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(raw)
+        value = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise RecordingFormatError(path, number, f"not UTF-8 text ({error.reason})") from None
     except json.JSONDecodeError as error:

@@ -3,6 +3,7 @@ pacing and cooperative aborts."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -123,6 +124,36 @@ class TimedModel(Wrapping, Model):
         self._calls: list[TimedModelCall] = []
         self._aborted: set[int] = set()
         self._waits: dict[int, anyio.CancelScope] = {}
+
+    @classmethod
+    def from_recording(cls, recording: Any, *, tolerance: Any = None, name: str = "model") -> TimedModel:
+        """A model that replays a recording of
+        :class:`~agentsim.recording.RecordingModel` call by call: each call
+        answers as recorded (its output items and usage, or its stream of
+        events, or its failure as a ``RecordedModelError``) after its recorded
+        latency, a stream's events at their recorded gaps. Each latency and
+        gap is a window of ``tolerance`` (see
+        :class:`~agentsim.recording.Tolerance`; default 10 % and 30 ms), so
+        ``explore`` tries the neighbouring timings while the stock schedule
+        keeps the recorded ones::
+
+            model = TimedModel.from_recording("run.jsonl")
+            result = await Runner.run(Agent(name="A", model=model), "hi")
+
+        ``recording`` is a path or a loaded :class:`~agentsim.recording.Recording`.
+        The wrapped model is the SDK's ``ScriptedModel``, one step per
+        recorded call: ``assert_complete()`` says whether the app made them all."""
+        from ..contrib.openai_agents.sdk import testing
+        from ..recording._format import Recording, load
+        from ..recording._gaps import Tolerance, as_tolerance
+        from ..recording._model import replay_steps
+
+        if not isinstance(recording, Recording):
+            if not isinstance(recording, (str, os.PathLike)):
+                raise SimulationConfigError("recording", recording, "a recording's path (str or os.PathLike) or an agentsim.recording.Recording")
+            recording = load(recording)
+        steps = replay_steps(recording, Tolerance() if tolerance is None else as_tolerance(tolerance))
+        return cls(testing("TimedModel.from_recording").ScriptedModel(steps), name=name)
 
     @property
     def calls(self) -> tuple[TimedModelCall, ...]:

@@ -183,6 +183,20 @@ class RecordedEvent:
     payload: dict[str, Any]
     line: int
 
+    def __post_init__(self) -> None:
+        from .._kernel.errors import SimulationConfigError
+
+        if isinstance(self.t, bool) or not isinstance(self.t, (int, float)) or not self.t >= 0:
+            raise SimulationConfigError("t", self.t, "seconds since the connection, a number >= 0")
+        if self.direction not in DIRECTIONS:
+            raise SimulationConfigError("direction", self.direction, "'client' or 'server'")
+        if not isinstance(self.type, str) or not self.type:
+            raise SimulationConfigError("type", self.type, "the event's type, a non-empty str")
+        if not isinstance(self.payload, dict):
+            raise SimulationConfigError("payload", self.payload, "the event as a JSON object (a dict)")
+        if isinstance(self.line, bool) or not isinstance(self.line, int) or self.line < 0:
+            raise SimulationConfigError("line", self.line, "the 1-based line in the file (0: not from a file)")
+
     def audio_bytes(self) -> int | None:
         """Bytes of audio this event carries (wire audio events), else None."""
         field = AUDIO_FIELDS.get(self.type)
@@ -211,6 +225,14 @@ class Recording:
     layer: str = field(init=False)
 
     def __post_init__(self) -> None:
+        from .._kernel.errors import SimulationConfigError
+
+        if not isinstance(self.header, dict):
+            raise SimulationConfigError("header", self.header, "the recording's header, a dict (load() reads one from a file)")
+        if not isinstance(self.events, tuple) or not all(isinstance(event, RecordedEvent) for event in self.events):
+            raise SimulationConfigError("events", self.events, "a tuple of RecordedEvent, in time order")
+        if not isinstance(self.path, str):
+            raise SimulationConfigError("path", self.path, "the file it was read from, a str ('' for none)")
         object.__setattr__(self, "kind", str(self.header.get("kind", "")))
         object.__setattr__(self, "layer", str(self.header.get("layer", "")))
 
@@ -224,13 +246,6 @@ class Recording:
     def server_events(self) -> list[RecordedEvent]:
         return [event for event in self.events if event.direction == "server"]
 
-    def format(self, last: int | None = None) -> str:
-        """The recording as a text timeline: the lines of ``agentsim session show``."""
-        from ._timeline import timeline_events
-
-        events = timeline_events(self)
-        return "\n".join(event.format() for event in (events[-last:] if last else events))
-
     def __iter__(self) -> Iterator[RecordedEvent]:
         return iter(self.events)
 
@@ -242,13 +257,20 @@ def load(path: str | os.PathLike[str]) -> Recording:
     """Read a recording written by ``RecordingRealtimeModel`` or
     ``RecordingModel``. A file that is not one raises
     :class:`~agentsim.recording.errors.RecordingFormatError` naming the line
-    (an ``OSError`` if it cannot be read)::
+    (also a file that cannot be read)::
 
         recording = agentsim.recording.load("incident.jsonl")
         print(recording.duration, [event.type for event in recording.server_events()][:5])
     """
-    with open(path, "rb") as file:
-        lines = file.read().splitlines()
+    if not isinstance(path, (str, os.PathLike)):
+        from .._kernel.errors import SimulationConfigError
+
+        raise SimulationConfigError("path", path, "a recording's path (str or os.PathLike)")
+    try:
+        with open(path, "rb") as file:
+            lines = file.read().splitlines()
+    except OSError as error:
+        raise RecordingFormatError(path, 0, f"the file cannot be read ({error.strerror or error})") from None
     if not lines:
         raise RecordingFormatError(path, 0, "the file is empty (no header line)")
     header = _json_object(path, 1, lines[0])

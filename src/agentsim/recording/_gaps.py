@@ -77,7 +77,11 @@ def call_at_gap(
 async def sleep_gap(anchor: float, gap: float, tolerance: Tolerance) -> None:
     """Sleep until ``gap`` after ``anchor``, on a window (see :func:`call_at_gap`)."""
     woken = asyncio.get_running_loop().create_future()
-    handle = call_at_gap(anchor, gap, tolerance, lambda: woken.done() or woken.set_result(None))
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    handle = call_at_gap(anchor, gap, tolerance, wake)
     try:
         await woken
     finally:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..contrib.openai_agents._wrapping import Wrapping
-from ..contrib.openai_agents.sdk import Model
+from ..contrib.openai_agents.sdk import Model, Usage
 from .._kernel.errors import SimulationConfigError
 from ._format import Recording, RecordingWriter, jsonable, names_of
 from ._gaps import Tolerance, sleep_gap
@@ -21,7 +21,7 @@ def _now() -> float:
     return asyncio.get_running_loop().time()
 
 
-class RecordingModel(Wrapping, Model):  # type: ignore[misc]
+class RecordingModel(Wrapping, Model):
     """Wrap an agents ``Model`` so each call is written to ``path`` (JSON Lines):
     a ``request`` (client: instructions, input, tool names, settings,
     ``streamed``), then a ``response`` (server: output items, usage, response
@@ -182,8 +182,6 @@ def _step(sdk: Any, entry: dict[str, Any], items: Any, stream_events: Any, toler
 
 def _responder(sdk: Any, answer: Any, failure: Any, start: float, items: Any, tolerance: Tolerance) -> Any:
     if answer is not None:
-        from agents.usage import Usage
-
         output = [items.validate_python(item) for item in answer.payload.get("output", [])]
         usage_fields = answer.payload.get("usage") or {}
         usage = Usage(**{key: usage_fields[key] for key in ("requests", "input_tokens", "output_tokens", "total_tokens") if key in usage_fields})

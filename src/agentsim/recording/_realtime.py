@@ -114,7 +114,7 @@ class _RecordingSocket:
         return getattr(self._socket, name)
 
 
-class _ModelEvents(RealtimeModelListener):  # type: ignore[misc]
+class _ModelEvents(RealtimeModelListener):
     def __init__(self, recorder: _Recorder) -> None:
         self._recorder = recorder
 
@@ -128,7 +128,7 @@ def _send_type(event: object) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-class RecordingRealtimeModel(RealtimeModel):  # type: ignore[misc]
+class RecordingRealtimeModel(RealtimeModel):
     """Wrap a ``RealtimeModel`` so its session is written to ``path`` (JSON Lines).
 
     Works in production (real time, the real ``OpenAIRealtimeWebSocketModel``)

@@ -12,6 +12,7 @@ from types import ModuleType
 
 from agents import voice as voice
 from agents.models.interface import Model as Model
+from agents.usage import Usage as Usage
 from agents.realtime import model_events as model_events
 from agents.realtime.model import RealtimeModel as RealtimeModel
 from agents.realtime.model import RealtimeModelConfig as RealtimeModelConfig

@@ -66,7 +66,7 @@ def _asked(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         for key in ("type", "role", "call_id", "output"):
             if key in item:
                 asked[f"item.{key}"] = item[key]
-        texts = [part.get("text") for part in item.get("content") or () if isinstance(part, dict) and part.get("text")]
+        texts = [str(part["text"]) for part in item.get("content") or () if isinstance(part, dict) and part.get("text")]
         if texts:
             asked["item.text"] = " ".join(texts)
     elif kind == "conversation.item.truncate":
@@ -241,14 +241,15 @@ class RecordedPlayback:
         elif kind in ("response.output_audio.delta", "response.audio.delta"):
             self._active_audio = True
             count = event.audio_bytes() or 0
-            item = str(payload.get("item_id"))
-            self._audio_ms[item] = self._audio_ms.get(item, 0.0) + count / 48.0
+            audio_item = str(payload.get("item_id"))
+            self._audio_ms[audio_item] = self._audio_ms.get(audio_item, 0.0) + count / 48.0
         elif kind in ("response.output_item.added", "response.output_item.done", "conversation.item.added", "conversation.item.done"):
-            item = payload.get("item") or {}
-            if item.get("type") == "function_call" and item.get("call_id"):
-                if item["call_id"] not in self._known_calls:
-                    self._open_calls.add(item["call_id"])
-                self._known_calls.add(item["call_id"])
+            item: dict[str, Any] = payload.get("item") or {}
+            call_id = item.get("call_id")
+            if item.get("type") == "function_call" and isinstance(call_id, str):
+                if call_id not in self._known_calls:
+                    self._open_calls.add(call_id)
+                self._known_calls.add(call_id)
         elif kind == "input_audio_buffer.speech_started":
             sometimes(self._active is not None and self._active_audio, BARGE_IN_DURING_AUDIO)
 

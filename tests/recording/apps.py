@@ -1,121 +1,16 @@
-"""A voice app for the recording tests, on the real adapter.
-
-It plays assistant audio on a local player and arms barge-in handling for
-an item only once its first ``GRACE`` seconds have played (echo
-suppression). The planted bug: on the caller's speech it stops the player
-of the current item by looking it up, which fails when the caller speaks
-inside the grace period (``fixed=True`` looks it up safely). A recording
-where the caller spoke 20 ms after the grace period is a near miss.
-"""
+"""The example app of docs/recordings.md (examples/incident/support_call.py),
+for the recording tests."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from tests.examples.examples_dir import load
 
-from agents import function_tool
-from agents.realtime import RealtimeAgent, RealtimeRunner
-
-from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, raw_server_event
-
-GRACE = 0.3
-
-
-@function_tool
-async def lookup_order(order_id: int) -> str:
-    """Look an order up."""
-    await asyncio.sleep(0.4)
-    return f"order {order_id} ships tomorrow"
-
-
-def support_agent() -> RealtimeAgent[Any]:
-    return RealtimeAgent(name="Support", instructions="Help with orders.", tools=[lookup_order])
-
-
-class Outcome:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-        self.transcript: list[str] = []
-        self.stopped: list[str] = []
-
-
-async def voice_app(model: Any, *, fixed: bool = True, seconds: float = 10.0, model_config: Any = None) -> Outcome:
-    """The app: what it saw (session event types, raw server event types),
-    what the assistant said, which items it stopped on a barge-in."""
-    loop = asyncio.get_running_loop()
-    outcome = Outcome()
-    barge_in_armed: dict[str, bool] = {}  # an item is in it once its grace period has played
-    heard: set[str] = set()
-    current: str | None = None
-    session = await RealtimeRunner(support_agent(), model=model).run(model_config=model_config)
-    async with session:
-        try:
-            async with asyncio.timeout(seconds):
-                async for event in session:
-                    raw = raw_server_event(event)
-                    if raw is not None:
-                        outcome.events.append(("server", raw["type"]))
-                        if raw["type"] == "response.output_audio_transcript.done":
-                            outcome.transcript.append(raw["transcript"])
-                        if raw["type"] == "input_audio_buffer.speech_started" and current is not None:
-                            armed = barge_in_armed.get(current, False) if fixed else barge_in_armed[current]
-                            if armed:
-                                outcome.stopped.append(current)
-                        continue
-                    outcome.events.append(("session", event.type))
-                    if event.type == "audio" and event.item_id not in heard:
-                        current = event.item_id
-                        heard.add(current)
-                        loop.call_later(GRACE, barge_in_armed.__setitem__, current, True)
-        except TimeoutError:
-            pass
-    return outcome
-
-
-def support_server(barge_in_at: float | None = None) -> SimulatedRealtimeServer:
-    """The call: the caller asks about an order (a tool call), hears the
-    answer, and (``barge_in_at``) says "thanks" over it."""
-    server = SimulatedRealtimeServer([CallTool("lookup_order", {"order_id": 7}), Reply("your order ships tomorrow, is there anything else " * 2, audio_seconds=4.0), Reply("bye")])
-    server.user_speaks("where is my order", at=0.5, seconds=1.0)
-    if barge_in_at is not None:
-        server.user_speaks("thanks", at=barge_in_at, seconds=0.5)
-    return server
-
-
-def record_support_call(path: Any, *, barge_in_at: float | None, fixed: bool = True, api_key: str = "sk-test-never-in-a-file") -> Outcome:
-    """Record the support call on the simulated server (inside a simulation,
-    FIFO) to ``path``; returns what the app saw."""
-    import agentsim
-    from agentsim.recording import RecordingRealtimeModel
-
-    async def call() -> Outcome:
-        server = support_server(barge_in_at)
-        return await voice_app(RecordingRealtimeModel(server.model(), path), fixed=fixed, model_config={"api_key": api_key})
-
-    return agentsim.run(call, strategy="fifo")
-
-
-def replay_support_call(recording: Any, *, fixed: bool = True, **server_options: Any) -> Any:
-    """The app against ``SimulatedRealtimeServer.from_recording(recording)``
-    (an ``async def`` for ``agentsim.run``/``explore``): returns the app's
-    outcome and the server."""
-
-    async def replay() -> tuple[Outcome, SimulatedRealtimeServer]:
-        server = SimulatedRealtimeServer.from_recording(recording, **server_options)
-        outcome = await voice_app(server.model(), fixed=fixed)
-        server.assert_rules()
-        return outcome, server
-
-    return replay
-
-
-def first_audio_at() -> float:
-    """When the support call's first assistant audio reaches the app (FIFO)."""
-    import agentsim
-
-    async def call() -> float:
-        server = support_server()
-        await voice_app(server.model())
-        return next(t for t, side, kind in server.log if side == "server" and kind == "response.output_audio.delta")
-
-    return agentsim.run(call, strategy="fifo")
+support_call = load("incident", "support_call")
+GRACE = support_call.GRACE
+NETWORK = support_call.NETWORK
+INCIDENT = support_call.INCIDENT
+first_audio_at = support_call.first_audio_at
+record_support_call = support_call.record_support_call
+replay_support_call = support_call.replay_support_call
+support_server = support_call.support_server
+voice_app = support_call.voice_app

@@ -13,8 +13,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import random
+
+from .._kernel.core import current_core
 from .._kernel.errors import SimulationConfigError
-from ..toolkit.timing import call_window
+from ..toolkit.timing import Delay, DelaySource, call_window
 
 #: Defaults: 10 % of a gap, and never less than 30 ms.
 DEFAULT_RELATIVE = 0.10
@@ -60,6 +63,26 @@ def as_tolerance(value: object) -> Tolerance:
     raise SimulationConfigError("tolerance", value, "a Tolerance(relative, absolute), a (relative, absolute) pair, or a relative fraction like 0.1")
 
 
+@dataclass(frozen=True)
+class _Around(Delay):
+    """A window around a recorded value that need not be its middle (a gap
+    partly past is cut off): what ``jitter`` samples from."""
+
+    low: float
+    around: float
+    high: float
+
+    def seconds(self, index: int, rng: random.Random) -> float:
+        return rng.uniform(self.low, self.high)
+
+    @property
+    def nominal(self) -> float:  # type: ignore[override]
+        return self.around
+
+    def window(self, index: int) -> tuple[float, float, float] | None:
+        return (self.low, self.around, self.high) if self.high > self.low else None
+
+
 def call_at_gap(
     anchor: float, gap: float, tolerance: Tolerance, callback: Callable[[], object], *, spacing: float | None = None, not_before: float = 0.0
 ) -> asyncio.TimerHandle:
@@ -70,8 +93,13 @@ def call_at_gap(
     now = asyncio.get_running_loop().time()
     floor = max(now, not_before)
     low, nominal, high = (anchor + bound for bound in tolerance.window(gap, spacing))
-    low, nominal, high = max(low, floor), max(nominal, floor), max(high, floor)
-    return call_window(low - now, nominal - now, high - now, callback)
+    low, nominal, high = max(low, floor) - now, max(nominal, floor) - now, max(high, floor) - now
+    core = current_core()
+    if core is not None and not core.policy.windows and core.policy.jitter_scale and high > low:
+        # A policy that samples delays (jitter) draws one point in the window.
+        seconds = DelaySource(_Around(low, nominal, high), name="recorded gap", stream="recording:gaps").seconds(0)
+        return asyncio.get_running_loop().call_later(seconds, callback)
+    return call_window(low, nominal, high, callback)
 
 
 async def sleep_gap(anchor: float, gap: float, tolerance: Tolerance) -> None:

@@ -3,6 +3,7 @@ differing client event is a ``RecordingDivergenceError`` naming it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +16,24 @@ from agentsim.recording import RecordingDivergenceError, RecordingRealtimeModel
 
 
 async def chat(model: Any, messages: list[str]) -> list[str]:
-    """Send each message and wait for its answer; returns the answers' transcripts."""
+    """Send each message and wait (up to 10 s) for its answer; returns the
+    answers' transcripts. (A session whose connection the server closed
+    does not end its event stream on every SDK release: the app gives up.)"""
     session = await RealtimeRunner(RealtimeAgent(name="A"), model=model).run()
     answers = []
     async with session:
         for message in messages:
             await session.send_message(message)
-            async for event in session:
-                raw = raw_server_event(event)
-                if raw and raw["type"] == "response.output_audio_transcript.done":
-                    answers.append(raw["transcript"])
-                if raw and raw["type"] == "response.done":
-                    break
+            try:
+                async with asyncio.timeout(10):
+                    async for event in session:
+                        raw = raw_server_event(event)
+                        if raw and raw["type"] == "response.output_audio_transcript.done":
+                            answers.append(raw["transcript"])
+                        if raw and raw["type"] == "response.done":
+                            break
+            except TimeoutError:
+                break
     return answers
 
 

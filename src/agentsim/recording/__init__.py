@@ -21,6 +21,13 @@ from ._gaps import Tolerance as Tolerance
 from .errors import RecordingDivergenceError as RecordingDivergenceError
 from .errors import RecordingFormatError as RecordingFormatError
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (loaded on first use below: they import the SDK)
+    from ._model import RecordedModelError as RecordedModelError
+    from ._model import RecordingModel as RecordingModel
+    from ._realtime import RecordingRealtimeModel as RecordingRealtimeModel
+
 
 def __getattr__(name: str) -> object:
     # The wrappers import the SDK: only when asked for (loading or showing a

@@ -138,7 +138,8 @@ class RecordedPlayback:
         self._active: str | None = None
         self._active_audio = False
         self._known_calls: set[str] = set()
-        self._open_calls: set[str] = set()
+        #: Tool calls the replay asked for and the app has not answered yet.
+        self.open_calls: set[str] = set()
         self._audio_ms: dict[str, float] = {}
 
     @property
@@ -248,7 +249,7 @@ class RecordedPlayback:
             call_id = item.get("call_id")
             if item.get("type") == "function_call" and isinstance(call_id, str):
                 if call_id not in self._known_calls:
-                    self._open_calls.add(call_id)
+                    self.open_calls.add(call_id)
                 self._known_calls.add(call_id)
         elif kind == "input_audio_buffer.speech_started":
             sometimes(self._active is not None and self._active_audio, BARGE_IN_DURING_AUDIO)
@@ -261,11 +262,11 @@ class RecordedPlayback:
         if kind == "response.create":
             facts = ("single_active_response", {"active_id": self._active})
         elif kind == "response.cancel":
-            sometimes(bool(self._open_calls), INTERRUPT_DURING_TOOL_CALL)
+            sometimes(bool(self.open_calls), INTERRUPT_DURING_TOOL_CALL)
         elif kind == "conversation.item.create":
             item = event.get("item") or {}
             if item.get("type") == "function_call_output":
-                self._open_calls.discard(str(item.get("call_id")))
+                self.open_calls.discard(str(item.get("call_id")))
             facts = ("known_tool_call", {"item": item, "known_calls": self._known_calls})
         elif kind == "conversation.item.truncate" and event.get("item_id") in self._audio_ms:
             facts = ("truncate_within_sent_audio", {"item_id": event["item_id"], "end_ms": int(event.get("audio_end_ms", 0)), "sent_ms": self._audio_ms[event["item_id"]]})

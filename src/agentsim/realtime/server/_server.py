@@ -356,7 +356,7 @@ class SimulatedRealtimeServer(ClientEvents):
         wire = self._wire
         if wire is None or self.closed:
             return
-        sometimes(bool(self.playback and self.playback._open_calls), DISCONNECT_DURING_TOOL_CALL)
+        sometimes(bool(self.playback and self.playback.open_calls), DISCONNECT_DURING_TOOL_CALL)
         self.closed = True
         self._stop_tasks()
         if clean:
@@ -366,7 +366,7 @@ class SimulatedRealtimeServer(ClientEvents):
             self._close_wire(wire, clean=False)
 
     def _client_closed(self) -> None:
-        sometimes(bool(self._open_calls if self.playback is None else self.playback._open_calls), DISCONNECT_DURING_TOOL_CALL)
+        sometimes(bool(self._open_calls if self.playback is None else self.playback.open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._record("client", "close")
         self.closed = True
         self._stop_tasks()

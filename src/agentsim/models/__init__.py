@@ -13,8 +13,11 @@ from ..toolkit.timing import exponential as exponential
 from ..toolkit.timing import lognormal as lognormal
 from ..toolkit.timing import uniform as uniform
 from ._errors import model_error as model_error
+from ._signal import AbortSignal as AbortSignal
+from ._signal import current_call as current_call
 from ._timed import TimedModel as TimedModel
 from ._timed import TimedModelCall as TimedModelCall
+from .errors import NotInModelCallError as NotInModelCallError
 from .errors import RetryAdviceUnreachableError as RetryAdviceUnreachableError
 from .errors import ScriptedModelRequestAbortedError as ScriptedModelRequestAbortedError
 
@@ -23,6 +26,9 @@ __all__ = [
     "lognormal",
     "uniform",
     "model_error",
+    "AbortSignal",
+    "current_call",
+    "NotInModelCallError",
     "TimedModel",
     "TimedModelCall",
     "RetryAdviceUnreachableError",

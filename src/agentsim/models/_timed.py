@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -17,6 +17,7 @@ from .._kernel.core import record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import whole
 from ..toolkit.timing import DelaySource, DelaySpec, Pacer, Speed, check_speed
+from ._signal import _CURRENT, AbortSignal
 from .errors import AbortPhase, ScriptedModelRequestAbortedError
 
 Outcome = Literal["running", "completed", "failed", "cancelled", "closed", "aborted"]
@@ -42,6 +43,11 @@ class TimedModelCall:
     outcome: Outcome = "running"
     events: int = 0
     error: BaseException | None = None
+    #: The call's abort signal, for code running inside it (``current_call().signal``).
+    signal: AbortSignal = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.signal = AbortSignal(self.index)
 
     @property
     def consumed_step(self) -> bool:
@@ -57,6 +63,37 @@ _WORDS = re.compile(r"\s*\S+\s*|\s+")
 def words(text: str) -> list[str]:
     """Default tokens of streamed text: each word with the spaces around it."""
     return _WORDS.findall(text)
+
+
+async def _inside(call: TimedModelCall, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``stream``'s events, each produced with ``call`` as ``current_call()``
+    (only while the wrapped stream runs: the caller's code between events
+    is not inside the call)."""
+    iterator = aiter(stream)
+    while True:
+        entered = _CURRENT.set(call)
+        try:
+            event = await anext(iterator)
+        except StopAsyncIteration:
+            return
+        finally:
+            _CURRENT.reset(entered)
+        yield event
+
+
+def _located(error: Exception, call: TimedModelCall) -> Exception:
+    """An error of the SDK's scripted model, with the fields its JS
+    counterpart carries and the Python one lacks: ``call_index``,
+    ``streamed`` and ``step_type`` (``"stream"`` or ``"response"``: the kind of
+    call the step had to answer). Fields already set are kept."""
+    if type(error).__module__.startswith("agents.testing"):
+        for name, value in (("call_index", call.index), ("streamed", call.streamed), ("step_type", "stream" if call.streamed else "response")):
+            if not hasattr(error, name):
+                try:
+                    setattr(error, name, value)
+                except AttributeError:  # (an error with slots keeps what it has)
+                    pass
+    return error
 
 
 class TimedModel(Wrapping, Model):
@@ -163,6 +200,8 @@ class TimedModel(Wrapping, Model):
     def _start(self, streamed: bool) -> TimedModelCall:
         call = TimedModelCall(len(self._calls), streamed, anyio.current_time())
         self._calls.append(call)
+        if call.index in self._aborted:
+            call.signal._abort()
         record_event("model", f"{self.name} call {call.index} {'stream' if streamed else 'response'}")
         return call
 
@@ -189,6 +228,8 @@ class TimedModel(Wrapping, Model):
             raise SimulationConfigError("call_index", call_index, f"a running or future call: call #{call_index} already ended ({self._calls[call_index].outcome})")
         self._aborted.add(call_index)
         record_event("model", f"{self.name} abort call {call_index}")
+        if call_index < len(self._calls):
+            self._calls[call_index].signal._abort()  # custom code inside the call sees it now
         scope = self._waits.get(call_index)
         if scope is not None:
             scope.cancel()
@@ -214,7 +255,11 @@ class TimedModel(Wrapping, Model):
             self._check_abort(call, "before_call")
             await self._wait(call, "latency", self._latency.sleep, call.index)
             call.phase = "responding"
-            response = await self.model.get_response(*args, **kwargs)
+            entered = _CURRENT.set(call)
+            try:
+                response = await self.model.get_response(*args, **kwargs)
+            finally:
+                _CURRENT.reset(entered)
             self._check_abort(call, "responding")  # the answer came after the abort: discarded
         except anyio.get_cancelled_exc_class():
             self._finish(call, "cancelled")
@@ -223,7 +268,7 @@ class TimedModel(Wrapping, Model):
             self._finish(call, "aborted", error)
             raise
         except Exception as error:
-            self._finish(call, "failed", error)
+            self._finish(call, "failed", _located(error, call))
             raise
         self._finish(call, "completed")
         return response
@@ -240,7 +285,7 @@ class TimedModel(Wrapping, Model):
             tokens = Pacer(1.0, self._tokens_per_second, name="tokens_per_second") if self._tokens_per_second is not None else None
             token_index = 0
             try:
-                async for event in stream:
+                async for event in _inside(call, stream):
                     self._check_abort(call, "streaming")  # checked again when the stream returns control
                     for piece, is_token in self._pieces(event, tokens is not None, call.events):
                         if is_token:
@@ -266,7 +311,7 @@ class TimedModel(Wrapping, Model):
             outcome, error = "aborted", exc
             raise
         except Exception as exc:
-            outcome, error = "failed", exc
+            outcome, error = "failed", _located(exc, call)
             raise
         finally:
             self._finish(call, outcome, error)

@@ -46,6 +46,18 @@ class ScriptedModelRequestAbortedError(AgentsimError):
         super().__init__(f"model request #{call_index} was aborted {where}")
 
 
+class NotInModelCallError(UsageError, RuntimeError):
+    """``agentsim.models.current_call()`` was called outside a model call: it
+    answers only inside a responder or stream factory of a model wrapped in
+    :class:`~agentsim.models.TimedModel` (the call it runs in)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "agentsim.models.current_call() was called outside a model call: call it inside a responder "
+            "(ModelStep.respond) or a stream factory of a model wrapped in TimedModel"
+        )
+
+
 class RetryAdviceUnreachableError(UsageError, SimulationError):
     """``model_error(error, retry_advice=callback)`` was raised by a model that
     is not wrapped in :class:`~agentsim.models.TimedModel`: the runner asks the

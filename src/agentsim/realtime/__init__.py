@@ -17,6 +17,7 @@ from .calls import RealtimeCall as RealtimeCall
 from .errors import IncompleteRealtimeScenarioError as IncompleteRealtimeScenarioError
 from .errors import RealtimeCallMatcherError as RealtimeCallMatcherError
 from .errors import RealtimeScenarioTimeoutError as RealtimeScenarioTimeoutError
+from .errors import ScriptedRealtimeScenarioCancelledError as ScriptedRealtimeScenarioCancelledError
 from .errors import RealtimeScriptError as RealtimeScriptError
 from .errors import RealtimeTransportDisconnectedError as RealtimeTransportDisconnectedError
 from .errors import RealtimeTransportNotClosedError as RealtimeTransportNotClosedError
@@ -46,6 +47,7 @@ __all__ = [
     "IncompleteRealtimeScenarioError",
     "RealtimeCallMatcherError",
     "RealtimeScenarioTimeoutError",
+    "ScriptedRealtimeScenarioCancelledError",
     "RealtimeScriptError",
     "RealtimeTransportDisconnectedError",
     "RealtimeTransportNotClosedError",

@@ -10,6 +10,7 @@ from .._kernel.errors import AgentsimError
 from ..scenario.errors import (
     CallMatcherError,
     IncompleteScenarioError,
+    ScenarioCancelledError,
     ScenarioError,
     ScenarioTimeoutError,
     ScenarioUsageError,
@@ -41,6 +42,15 @@ class RealtimeScenarioTimeoutError(ScenarioTimeoutError):
     """``run_scenario`` hit its (virtual) ``timeout``.
 
     Fields: ``timeout``, ``pending_expectations``, ``unconsumed_calls``.
+    """
+
+
+class ScriptedRealtimeScenarioCancelledError(ScenarioCancelledError):
+    """``run_scenario(..., signal=event)``: the event was set before both sides
+    finished; both were cancelled (clean-up ran), as the JS guide's
+    ``ScriptedRealtimeScenarioCancelledError``.
+
+    Fields: ``pending_expectations``, ``unconsumed_calls``, ``tasks``.
     """
 
 

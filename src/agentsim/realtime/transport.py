@@ -43,6 +43,7 @@ from .errors import (
     IncompleteRealtimeScenarioError,
     RealtimeCallMatcherError,
     RealtimeScenarioTimeoutError,
+    ScriptedRealtimeScenarioCancelledError,
     RealtimeScriptError,
     RealtimeTransportDisconnectedError,
     RealtimeTransportNotClosedError,
@@ -62,6 +63,7 @@ _ERRORS = ScenarioErrors(
     matcher=RealtimeCallMatcherError,
     incomplete=IncompleteRealtimeScenarioError,
     timeout=RealtimeScenarioTimeoutError,
+    cancelled=ScriptedRealtimeScenarioCancelledError,
 )
 
 
@@ -263,6 +265,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
         scenario: Callable[[RealtimeScenarioContext], Awaitable[Any]],
         exercise: Callable[[], Awaitable[Any]],
         timeout: float | None = 5.0,
+        signal: Any = None,
     ) -> None:
         """Run ``scenario(ctx)`` (the transport's side) beside ``exercise()`` (the
         application's side), both as sibling tasks, within ``timeout`` virtual seconds.
@@ -271,7 +274,15 @@ class ScriptedRealtimeTransport(RealtimeModel):
         and the original exception is raised. If the exercise returns while
         the scenario waits for a call nobody made:
         :class:`IncompleteRealtimeScenarioError`. On the deadline:
-        :class:`RealtimeScenarioTimeoutError` listing what was pending.
+        :class:`RealtimeScenarioTimeoutError` listing what was pending. When
+        ``signal`` (an ``anyio.Event``, ``asyncio.Event`` or ``trio.Event``) is
+        set first — the JS guide's ``AbortSignal`` — both sides are cancelled
+        and :class:`ScriptedRealtimeScenarioCancelledError` lists what was
+        pending::
+
+            stop = asyncio.Event()
+            asyncio.get_running_loop().call_later(2.0, stop.set)
+            await transport.run_scenario(scenario=scenario, exercise=exercise, signal=stop)
         """
         timeout = limit("timeout", timeout, expected="a positive number of (virtual) seconds, or None (or inf) for no deadline")
         await run_scenario(
@@ -281,6 +292,7 @@ class ScriptedRealtimeTransport(RealtimeModel):
             script=self._script,
             timeout=timeout,
             attach_background=self._attach_background,
+            signal=signal,
         )
 
     def _attach_background(self, group: anyio.abc.TaskGroup | None) -> None:

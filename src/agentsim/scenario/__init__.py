@@ -19,12 +19,14 @@ from .errors import IncompleteScenarioError as IncompleteScenarioError
 from .errors import InvalidCallKindError as InvalidCallKindError
 from .errors import PendingExpectation as PendingExpectation
 from .errors import PendingFailure as PendingFailure
+from .errors import ScenarioCancelledError as ScenarioCancelledError
 from .errors import ScenarioError as ScenarioError
 from .errors import ScenarioTimeoutError as ScenarioTimeoutError
 from .errors import ScenarioUsageError as ScenarioUsageError
 from .errors import UnexpectedCallError as UnexpectedCallError
 
 __all__ = [
+    "ScenarioCancelledError",
     "run_scenario",
     "CallScript",
     "Notifier",

@@ -13,7 +13,10 @@ that the JS SDK's ``runScenario`` leaves to the test author:
   it waits for a call that was never made, the run ends with the double's
   ``IncompleteScenarioError``;
 * on the deadline, both sides are cancelled (clean-up runs) and the double's
-  ``ScenarioTimeoutError`` lists what the scenario was waiting for.
+  ``ScenarioTimeoutError`` lists what the scenario was waiting for;
+* when the ``signal`` event is set (the JS guide's ``AbortSignal``), both
+  sides are cancelled the same way and the double's
+  ``ScenarioCancelledError`` lists what was pending.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ async def run_scenario(
     script: CallScript[Any],
     timeout: float | None,
     attach_background: Callable[[anyio.abc.TaskGroup | None], None],
+    signal: Any = None,
 ) -> None:
     """Run ``scenario(context)`` beside ``exercise()`` (see the module docstring).
 
@@ -71,6 +75,9 @@ async def run_scenario(
     if not isinstance(script, CallScript):
         raise SimulationConfigError("script", script, "the CallScript that records and matches the calls")
     timeout = limit("timeout", timeout)
+    if signal is not None and not (callable(getattr(signal, "wait", None)) and callable(getattr(signal, "is_set", None))):
+        raise SimulationConfigError("signal", signal, "an event that cancels the scenario when set (anyio.Event, asyncio.Event or trio.Event), or None")
+    cancelled: list[tuple[Any, ...]] = []
     failures: list[BaseException] = []
     scenario_finished = False
     sides_running = 2
@@ -126,16 +133,26 @@ async def run_scenario(
         timed_out.append((script.pending_expectations, script.unconsumed_calls, task_snapshots()))
         group.cancel_scope.cancel()
 
+    async def on_signal(group: anyio.abc.TaskGroup) -> None:
+        await signal.wait()
+        cancelled.append((script.pending_expectations, script.unconsumed_calls, task_snapshots()))
+        group.cancel_scope.cancel()
+
     async with anyio.create_task_group() as group:
         group.start_soon(scenario_side, group, name="scenario")
         group.start_soon(exercise_side, group, name="exercise")
         if timeout is not None:
             group.start_soon(watchdog, group, timeout, name="scenario-deadline")
+        if signal is not None:
+            group.start_soon(on_signal, group, name="scenario-signal")
     if failures:
         first = failures[0]
         for other in failures[1:]:
             first.add_note(f"also raised while the run was ending: {type(other).__name__}: {other}")
         raise first
+    if cancelled:
+        pending, unconsumed, tasks = cancelled[0]
+        raise script.errors.cancelled(pending, unconsumed, tasks)
     if timed_out:
         pending, unconsumed, tasks = timed_out[0]
         raise script.errors.timeout(timeout or 0.0, pending, unconsumed, tasks)

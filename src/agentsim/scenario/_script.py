@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import anyio
 
 from .errors import (
+    ScenarioCancelledError,
     CallMatcherError,
     IncompleteScenarioError,
     PendingExpectation,
@@ -54,6 +55,7 @@ class ScenarioErrors:
     matcher: type[CallMatcherError] = CallMatcherError
     incomplete: type[IncompleteScenarioError] = IncompleteScenarioError
     timeout: type[ScenarioTimeoutError] = ScenarioTimeoutError
+    cancelled: type[ScenarioCancelledError] = ScenarioCancelledError
 
 
 class Notifier:

@@ -127,6 +127,27 @@ class IncompleteScenarioError(ScenarioError):
         )
 
 
+class ScenarioCancelledError(ScenarioError):
+    """The ``signal`` given to ``run_scenario`` was set before both sides
+    finished: both were cancelled (their clean-up ran), as the JS guide's
+    ``AbortSignal`` cancels ``runScenario``.
+
+    ``pending_expectations`` shows what the scenario was still waiting for,
+    ``unconsumed_calls`` what the application sent that no expectation took,
+    ``tasks`` where every task was when the signal came.
+    """
+
+    def __init__(self, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any], tasks: Sequence[Any] = ()) -> None:
+        self.pending_expectations = tuple(pending_expectations)
+        self.unconsumed_calls = tuple(unconsumed_calls)
+        self.tasks = tuple(tasks)
+        stacks = "".join(f"\n{task.format()}" for task in self.tasks)
+        super().__init__(
+            f"the scenario was cancelled by its signal. Waiting for: {_listing(self.pending_expectations)}. "
+            f"Unconsumed calls: {_listing(self.unconsumed_calls)}." + (f" Tasks when it was cancelled:{stacks}" if stacks else "")
+        )
+
+
 class ScenarioTimeoutError(ScenarioError, TimeoutError):
     """Scenario and exercise did not finish within ``timeout`` (virtual) seconds.
 

@@ -53,6 +53,18 @@ def _first_real_error(exc: BaseException) -> BaseException:
     return exc
 
 
+def _checked(scenario: object, exercise: object, script: object, timeout: float | None, attach_background: object, signal: object) -> float | None:
+    """``run_scenario``'s arguments checked; returns the timeout (None: none)."""
+    for name, function in (("scenario", scenario), ("exercise", exercise), ("attach_background", attach_background)):
+        if not callable(function):
+            raise SimulationConfigError(name, function, "a function (the scenario side takes the context; the exercise side takes nothing)")
+    if not isinstance(script, CallScript):
+        raise SimulationConfigError("script", script, "the CallScript that records and matches the calls")
+    if signal is not None and not (callable(getattr(signal, "wait", None)) and callable(getattr(signal, "is_set", None))):
+        raise SimulationConfigError("signal", signal, "an event that cancels the scenario when set (anyio.Event, asyncio.Event or trio.Event), or None")
+    return limit("timeout", timeout)
+
+
 async def run_scenario(
     scenario: Callable[[Ctx], Awaitable[Any]],
     exercise: Callable[[], Awaitable[Any]],
@@ -69,14 +81,7 @@ async def run_scenario(
     (for scheduled emits and streams); the scenario side ends only when that
     background work has ended too.
     """
-    for name, function in (("scenario", scenario), ("exercise", exercise), ("attach_background", attach_background)):
-        if not callable(function):
-            raise SimulationConfigError(name, function, "a function (the scenario side takes the context; the exercise side takes nothing)")
-    if not isinstance(script, CallScript):
-        raise SimulationConfigError("script", script, "the CallScript that records and matches the calls")
-    timeout = limit("timeout", timeout)
-    if signal is not None and not (callable(getattr(signal, "wait", None)) and callable(getattr(signal, "is_set", None))):
-        raise SimulationConfigError("signal", signal, "an event that cancels the scenario when set (anyio.Event, asyncio.Event or trio.Event), or None")
+    timeout = _checked(scenario, exercise, script, timeout, attach_background, signal)
     cancelled: list[tuple[Any, ...]] = []
     failures: list[BaseException] = []
     scenario_finished = False

@@ -80,6 +80,7 @@ class SimulatedPlayer:
         self.heard_ms = 0.0
         #: Items whose playback an interruption cut short.
         self.interrupted: list[str] = []
+        self._listeners: list[Callable[[str, str], object]] = []
 
     # -- inspection -----------------------------------------------------------
 
@@ -102,6 +103,15 @@ class SimulatedPlayer:
     @property
     def playing(self) -> bool:
         return self._playing is not None
+
+    def add_playback_listener(self, listener: Callable[[str, str], object]) -> None:
+        """Call ``listener(what, item_id)`` at each change of playback:
+        ``"start"``, ``"underrun"`` (the buffer ran dry), ``"finished"`` (an
+        item played to its end) and ``"interrupted"``. Who listens to the
+        caller's ear uses it: the simulated caller, the server's idle timeout."""
+        if not callable(listener):
+            raise SimulationConfigError("listener", listener, "a function (what, item_id) called at each change of playback")
+        self._listeners.append(listener)
 
     # -- input -------------------------------------------------------------------
 
@@ -201,6 +211,8 @@ class SimulatedPlayer:
         # key=value details: the timeline draws heard_ms as a counter track.
         position = self._played.get(item_id, 0.0)
         record_event("playback", f"{what} item={item_id or '-'} position_ms={position:.1f} heard_ms={self.heard_ms:.1f}")
+        for listener in self._listeners:
+            listener(what, item_id)
 
 
 def _bad_chunk(item_id: object, content_index: object, ms: object) -> None:

@@ -162,5 +162,22 @@ def timeout_triggered(event_id: str, item_id: str, audio_start_ms: int, audio_en
     return {"type": "input_audio_buffer.timeout_triggered", "event_id": event_id, "item_id": item_id, "audio_start_ms": audio_start_ms, "audio_end_ms": audio_end_ms}
 
 
+def rate_limits(event_id: str, requests_remaining: int, tokens_remaining: int) -> Event:
+    """``rate_limits.updated``: what the service reports at the start of each response."""
+    return {
+        "type": "rate_limits.updated",
+        "event_id": event_id,
+        "rate_limits": [
+            {"name": "requests", "limit": REQUESTS_PER_MINUTE, "remaining": max(0, requests_remaining), "reset_seconds": 60.0},
+            {"name": "tokens", "limit": TOKENS_PER_MINUTE, "remaining": max(0, tokens_remaining), "reset_seconds": 60.0},
+        ],
+    }
+
+
+#: The limits ``rate_limits.updated`` reports (a tier's per-minute limits).
+REQUESTS_PER_MINUTE = 5_000
+TOKENS_PER_MINUTE = 800_000
+
+
 def truncated(event_id: str, item_id: str, content_index: int, audio_end_ms: int) -> Event:
     return {"type": "conversation.item.truncated", "event_id": event_id, "item_id": item_id, "content_index": content_index, "audio_end_ms": audio_end_ms}

@@ -58,12 +58,19 @@ class Responses(ServerState):
         for task in [*self._response_tasks, *self._speech_tasks]:
             task.cancel()
         self._cancel_idle_timer()
+        self._idle_after_playback = False
+        if self._expiry is not None and self.closed:
+            self._expiry.cancel()  # (a session's limit ends with it)
+            self._expiry = None
         self._active = None
         self._idle.set()
 
     async def _respond(self, response: _Response) -> None:
         step, rid = response.step, response.id
         self._send(ev.response_event("response.created", self._ids.next("event"), ev.response(rid, "in_progress", [])))
+        if self.rate_limits:
+            used = len(self._responses)
+            self._send(ev.rate_limits(self._ids.next("event"), ev.REQUESTS_PER_MINUTE - used, ev.TOKENS_PER_MINUTE - 500 * used))
         output: list[dict[str, Any]] = []
         status = "completed"
         try:
@@ -84,7 +91,7 @@ class Responses(ServerState):
                 self._idle.set()
             self._check_truncate_without_cancel(response)
             if status == "completed":
-                self._start_idle_timer()
+                self._start_idle_timer(after_playback=isinstance(step, Reply) and not response.text_only)
             words = len(response.spoken) or 1
             body = ev.response(rid, status, output, ev.usage(20, words * 2))
             if status == "cancelled":
@@ -101,8 +108,13 @@ class Responses(ServerState):
 
     # -- idle timeout (server VAD's idle_timeout_ms) ----------------------------------------------
 
-    def _start_idle_timer(self) -> None:
+    def _start_idle_timer(self, *, after_playback: bool = False) -> None:
         self._cancel_idle_timer()
+        if after_playback and self._playback_player is not None:
+            # The service counts the idle time from the end of playback:
+            # the player says when (finished, or interrupted).
+            self._idle_after_playback = True
+            return
         detection = turn_detection(self._session)
         timeout_ms = detection.get("idle_timeout_ms") if detection is not None else None
         if not timeout_ms or self.closed:

@@ -74,7 +74,12 @@ class SimulatedRealtimeServer(ClientEvents):
     audio transcription (when the session configures
     ``audio.input.transcription``). Audio goes out in ``audio_chunk_ms`` chunks, ``generation_speed``
     times faster than real time (a ``(low, high)`` range makes each chunk's
-    spacing a window, see :class:`agentsim.timing.Pacer`). ``interrupt_response`` and ``create_response``
+    spacing a window, see :class:`agentsim.timing.Pacer`). Session limits of the
+    service: ``max_session_seconds`` ends each session at that age with an
+    ``error`` event (code ``session_expired``) and a close, as the service
+    does at 60 minutes; ``rate_limits=True`` sends ``rate_limits.updated`` at
+    the start of each response (off by default: it adds an event to every
+    response). ``interrupt_response`` and ``create_response``
     are the initial server-VAD switches; the client's ``session.update``
     overrides them (the SDK sends its own turn detection: set them in
     ``model_settings["turn_detection"]``)::
@@ -100,8 +105,20 @@ class SimulatedRealtimeServer(ClientEvents):
         seconds_per_word: float = 0.35,
         interrupt_response: bool = True,
         create_response: bool = True,
+        max_session_seconds: float | None = None,
+        rate_limits: bool = False,
     ) -> None:
         positive("audio_chunk_ms", audio_chunk_ms)
+        if max_session_seconds is not None:
+            positive("max_session_seconds", max_session_seconds, expected="the session's longest duration in seconds (> 0; the service's is 3600), or None")
+        if not isinstance(rate_limits, bool):
+            raise SimulationConfigError("rate_limits", rate_limits, "True to send rate_limits.updated at the start of each response, as the service does")
+        #: The session's longest duration: at it, ``session_expired`` and a close (None: no limit).
+        self.max_session_seconds = max_session_seconds
+        self.rate_limits = rate_limits
+        self._expiry: asyncio.TimerHandle | None = None
+        self._playback_player: Any = None
+        self._idle_after_playback = False
         positive("seconds_per_word", seconds_per_word)
         check_speed(generation_speed, name="generation_speed")
         if isinstance(replies, (str, bytes)) or not isinstance(replies, Sequence):
@@ -268,6 +285,9 @@ class SimulatedRealtimeServer(ClientEvents):
         events already sent arrive, or an abrupt one (1006) at once. A client
         may connect again; it gets a fresh session (no items, calls or
         configuration of the old one)."""
+        self._disconnect(clean)
+
+    def _disconnect(self, clean: bool) -> None:
         wire = self._wire
         if wire is None or self.closed:
             return
@@ -280,6 +300,31 @@ class SimulatedRealtimeServer(ClientEvents):
             self._downstream.clear()  # a dropped connection loses what was in flight
             self._upstream.clear()
             self._close_wire(wire, clean=False)
+
+    def _expire(self) -> None:
+        # The service's session limit: an error event, then the server closes.
+        self._expiry = None
+        if self.closed:
+            return
+        limit = self.max_session_seconds or 0.0
+        self._error("session_expired", f"Your session hit the maximum duration of {limit:g} seconds.", {})
+        self._disconnect(clean=True)
+
+    def follow_playback(self, player: Any) -> None:
+        """Measure the idle timeout (``idle_timeout_ms`` of server VAD) from the
+        end of ``player``'s playback, as the service does, instead of from the
+        end of generation (which runs faster than real time). ``player`` is the
+        :class:`~agentsim.audio.SimulatedPlayer` the app feeds."""
+        listen = getattr(player, "add_playback_listener", None)
+        if not callable(listen):
+            raise SimulationConfigError("player", player, "the SimulatedPlayer the app feeds (agentsim.audio.SimulatedPlayer)")
+        self._playback_player = player
+        listen(self._playback_changed)
+
+    def _playback_changed(self, what: str, item_id: str) -> None:
+        if what in ("finished", "interrupted") and self._idle_after_playback:
+            self._idle_after_playback = False
+            self._start_idle_timer()
 
     def _close_wire(self, wire: SimulatedWebSocket, *, clean: bool) -> None:
         self._record("server", "close (1000)" if clean else "abrupt disconnect (1006)")
@@ -343,6 +388,8 @@ class SimulatedRealtimeServer(ClientEvents):
         self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
+        if self.max_session_seconds is not None:
+            self._expiry = asyncio.get_running_loop().call_later(self.max_session_seconds, self._expire)
         if self.playback is not None:
             self.playback.connected(self._send_replayed, self._replay_closes, self.violations.append)
             return self._wire

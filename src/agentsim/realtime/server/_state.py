@@ -88,6 +88,11 @@ class ServerState:
     _idle_timer: asyncio.TimerHandle | None
     _last_speech_ms: int
     playback: RecordedPlayback | None
+    max_session_seconds: float | None
+    rate_limits: bool
+    _expiry: asyncio.TimerHandle | None
+    _playback_player: Any
+    _idle_after_playback: bool
 
     def _record(self, direction: str, kind: str) -> None:
         self.log.append((asyncio.get_running_loop().time(), direction, kind))

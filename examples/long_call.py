@@ -1,8 +1,8 @@
 """A 30-minute voice call through the simulated Realtime server, on the real adapter.
 
-The caller asks questions after silences of 8-40 s, sometimes about an order
-(the model calls a tool that takes 0.5-2 s), and one turn in four barges in
-while the assistant is still talking. The app is an ordinary RealtimeSession
+The caller is a ``SimulatedCaller``: it asks questions after pauses of 3-25
+s, sometimes about an order (the model calls a tool that takes 0.5-2 s), and
+one answer in four is interrupted while it plays. The app is an ordinary RealtimeSession
 loop feeding a simulated player whose progress goes to the SDK's playback
 tracker. Every server rule is checked on every client event; the call must
 end with none broken.
@@ -25,7 +25,7 @@ from agents.realtime import RealtimeAgent, RealtimeRunner
 
 import agentsim
 from agentsim.audio import SimulatedPlayer
-from agentsim.realtime.server import CallTool, Reply, SimulatedRealtimeServer, raw_server_event
+from agentsim.realtime.server import Reply, SimulatedCaller, SimulatedRealtimeServer, raw_server_event
 from agentsim.timing import uniform
 
 
@@ -53,29 +53,7 @@ class CallSummary:
     sent_seconds: float
     wire_events: int
     violations: list[str]
-
-
-def _script(server: SimulatedRealtimeServer, minutes: float) -> tuple[int, int, int]:
-    """Schedule the caller's turns; returns (turns, barge-ins, tool calls)."""
-    rng = agentsim.seeded_random("long_call:script")
-    at, turns, barge_ins, tools = 1.0, 0, 0, 0
-    while True:
-        speaking = rng.uniform(1.0, 4.0)
-        if at + speaking > minutes * 60 - 30:
-            return turns, barge_ins, tools
-        phrase = f"question q{turns:05d}x"
-        answer = Reply(" ".join(["word"] * rng.randint(5, 40)), audio_seconds=rng.uniform(3.0, 15.0))
-        if rng.random() < 0.25:
-            server.when_user_says(phrase, CallTool("lookup_order", {"order_id": str(1000 + turns)}))
-            tools += 1
-        else:
-            server.when_user_says(phrase, answer)
-        server.user_speaks(f"{phrase} please", at=at, seconds=speaking)
-        turns += 1
-        barge_in = rng.random() < 0.25
-        barge_ins += barge_in
-        # A barge-in starts while the answer is still playing; otherwise silence.
-        at += speaking + (rng.uniform(1.5, 3.0) if barge_in else rng.uniform(8.0, 40.0))
+    latency_p95: float | None = None
 
 
 MICROPHONE_CHUNK = bytes(960)  # 20 ms of pcm16 at 24 kHz
@@ -91,11 +69,7 @@ async def _stream_microphone(session: Any) -> None:
 async def long_call(minutes: float = 30.0, microphone: bool = False) -> CallSummary:
     """The call itself (run it with ``agentsim.run``); ``microphone`` also
     streams the caller's microphone the whole time."""
-    # After a tool call the SDK asks for a response with no new user words:
-    # the server answers those from ``replies``, in order.
-    follow_ups = [Reply("your order ships tomorrow", audio_seconds=3.0)] * 10_000
     server = SimulatedRealtimeServer(
-        follow_ups,
         latency=uniform(0.01, 0.08),
         client_latency=uniform(0.01, 0.08),
         first_audio_latency=uniform(0.15, 0.6),
@@ -103,11 +77,18 @@ async def long_call(minutes: float = 30.0, microphone: bool = False) -> CallSumm
         generation_speed=1.5,
     )
     player = SimulatedPlayer(network_delay=uniform(0.02, 0.1), jitter_buffer_ms=100)
-    turns, barge_ins, tool_calls = _script(server, minutes)
+    # The caller: turns of 1-4 s, answers of 3-15 s, pauses of 3-25 s; one
+    # question in four makes the model call the tool, and one answer in four
+    # is interrupted while it plays.
+    caller = SimulatedCaller(
+        server, player, minutes=minutes, speaking=(1.0, 4.0), answer_seconds=(3.0, 15.0), pause=(3.0, 25.0),
+        barge_in=0.25, barge_in_after=(0.5, 2.5), tool_questions=0.25, follow_up=Reply("your order ships tomorrow", audio_seconds=3.0), hang_up=False,
+    )
     truncations = 0
     session = await RealtimeRunner(AGENT, model=server.model()).run(model_config={"playback_tracker": player.tracker})
     async with session:
         streaming = asyncio.get_running_loop().create_task(_stream_microphone(session)) if microphone else None
+        calling = caller.start()
         try:
             async with asyncio.timeout(minutes * 60):
                 async for event in session:
@@ -118,21 +99,23 @@ async def long_call(minutes: float = 30.0, microphone: bool = False) -> CallSumm
             pass
         if streaming is not None:
             streaming.cancel()
+        calling.cancel()
     player.close()
-    responses = server.responses
+    report = caller.report()
     return CallSummary(
         minutes=agentsim.now() / 60,
-        turns=turns,
-        barge_ins=barge_ins,
-        tool_calls=tool_calls,
-        responses=len(responses),
-        cancelled=sum(r["cancelled"] for r in responses),
+        turns=report.turns,
+        barge_ins=report.barge_ins,
+        tool_calls=report.tool_calls,
+        responses=report.responses,
+        cancelled=report.cancelled,
         truncations=truncations,
         playback_interrupted=len(player.interrupted),
-        heard_seconds=player.heard_ms / 1000,
-        sent_seconds=sum(server.audio_sent_ms(r["item_id"]) for r in responses if r["item_id"]) / 1000,
-        wire_events=len(server.log),
-        violations=[violation.describe() for violation in server.violations],
+        heard_seconds=report.heard_seconds,
+        sent_seconds=report.sent_seconds,
+        wire_events=server.wire_events,
+        violations=list(report.violations),
+        latency_p95=report.latency_p95,
     )
 
 

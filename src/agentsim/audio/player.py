@@ -185,7 +185,13 @@ class SimulatedPlayer:
             self._record("underrun", "")
             return
         loop = asyncio.get_running_loop()
+        previous = self._playing
         chunk = self._playing = self._buffer.popleft()
+        if previous is not None and previous.item_id != chunk.item_id and self._listeners:
+            # The next item follows with no gap: a start for whoever listens
+            # (not on the trace, which records only the device's own starts).
+            for listener in self._listeners:
+                listener("start", chunk.item_id)
         self._playing_since = loop.time()
         self._playing_handle = loop.call_at(self._playing_since + chunk.ms / 1000, self._finish_chunk)
 

@@ -6,6 +6,8 @@ GA JSON events over an in-memory connection, paced on the virtual clock, with
 server rules checked as test oracles. See docs/realtime-server.md.
 """
 
+from ._caller import CallReport as CallReport
+from ._caller import SimulatedCaller as SimulatedCaller
 from ._endpoint import ConnectRequest as ConnectRequest
 from ._model import SimulatedRealtimeModel as SimulatedRealtimeModel
 from ._model import SimulatedRealtimeSIPModel as SimulatedRealtimeSIPModel
@@ -19,8 +21,11 @@ from ._script import Reply as Reply
 from ._script import Step as Step
 from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
 from ._wire import SimulatedWebSocket as SimulatedWebSocket
+from ._wire_log import WireLog as WireLog
 
 __all__ = [
+    "CallReport",
+    "SimulatedCaller",
     "ConnectRequest",
     "SimulatedRealtimeModel",
     "SimulatedRealtimeSIPModel",
@@ -34,5 +39,6 @@ __all__ = [
     "Step",
     "SimulatedRealtimeServer",
     "SimulatedWebSocket",
+    "WireLog",
 ]
 

@@ -34,6 +34,7 @@ from ._rules import RULES, RealtimeServerRuleError, RuleViolation, selected_rule
 from ._script import CallTool, Reply, Step
 from ._session import DEFAULT_SESSION, merge, turn_detection
 from ._wire import SimulatedWebSocket
+from ._wire_log import DEFAULT_LIMIT, WireLog
 from ._handlers import ClientEvents
 from ._rules import MIN_COMMIT_MS as MIN_COMMIT_MS
 from ._state import _Response
@@ -79,7 +80,9 @@ class SimulatedRealtimeServer(ClientEvents):
     ``error`` event (code ``session_expired``) and a close, as the service
     does at 60 minutes; ``rate_limits=True`` sends ``rate_limits.updated`` at
     the start of each response (off by default: it adds an event to every
-    response). ``interrupt_response`` and ``create_response``
+    response). ``log`` keeps the last ``log_limit`` wire events (None: all) and
+    counts every one, so an hours-long call's memory stays flat.
+    ``interrupt_response`` and ``create_response``
     are the initial server-VAD switches; the client's ``session.update``
     overrides them (the SDK sends its own turn detection: set them in
     ``model_settings["turn_detection"]``)::
@@ -107,6 +110,7 @@ class SimulatedRealtimeServer(ClientEvents):
         create_response: bool = True,
         max_session_seconds: float | None = None,
         rate_limits: bool = False,
+        log_limit: int | None = DEFAULT_LIMIT,
     ) -> None:
         positive("audio_chunk_ms", audio_chunk_ms)
         if max_session_seconds is not None:
@@ -140,8 +144,9 @@ class SimulatedRealtimeServer(ClientEvents):
         self._initial_session = merge(DEFAULT_SESSION, {"audio": {"input": {"turn_detection": {"interrupt_response": interrupt_response, "create_response": create_response}}}})
         #: Rules the client broke, in order.
         self.violations: list[RuleViolation] = []
-        #: ``(virtual time, "client"|"server", event type)`` for every event, in order.
-        self.log: list[tuple[float, str, str]] = []
+        #: ``(virtual time, "client"|"server", event type)`` of the last
+        #: ``log_limit`` events, in order, and counts of all (``WireLog``).
+        self.log = WireLog(log_limit)
         self._ids = ev.EventIds()
         self._wire: SimulatedWebSocket | None = None
         self._one_run = OneSimulation("SimulatedRealtimeServer", "a new server per run: build it inside the simulated function")
@@ -230,6 +235,11 @@ class SimulatedRealtimeServer(ClientEvents):
         if not isinstance(phrase, str) or not phrase:
             raise SimulationConfigError("phrase", phrase, "words the user says, a non-empty str")
         self._by_phrase.append((phrase.lower(), _checked_step(step, "step")))
+
+    def add_replies(self, *steps: Step) -> None:
+        """Append ``steps`` to ``replies``: the answers, in order, to responses
+        no ``when_user_says`` phrase picks (such as the one after a tool call)."""
+        self._steps.extend(_checked_step(step, f"steps[{index}]") for index, step in enumerate(steps))
 
     def model(self) -> SimulatedRealtimeModel:
         """A real ``OpenAIRealtimeWebSocketModel`` connected to this server in memory."""
@@ -331,6 +341,11 @@ class SimulatedRealtimeServer(ClientEvents):
         wire.server_closed(clean=clean)
 
     # -- inspection --------------------------------------------------------------------
+
+    @property
+    def wire_events(self) -> int:
+        """Every event that crossed the wire, either way (the log keeps the last ``log_limit``)."""
+        return self.log.total
 
     def audio_sent_ms(self, item_id: str) -> float:
         """Milliseconds of audio the server sent for an assistant item."""

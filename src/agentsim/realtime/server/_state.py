@@ -16,6 +16,7 @@ from ._endpoint import ConnectRequest
 from ._rules import RULES, RuleViolation
 from ._script import Step
 from ._wire import SimulatedWebSocket
+from ._wire_log import WireLog
 
 if TYPE_CHECKING:
     from ._replay import RecordedPlayback
@@ -64,7 +65,7 @@ class ServerState:
     seconds_per_word: float
     _initial_session: dict[str, Any]
     violations: list[RuleViolation]
-    log: list[tuple[float, str, str]]
+    log: WireLog
     _ids: ev.EventIds
     _wire: SimulatedWebSocket | None
     _active: _Response | None

@@ -122,7 +122,7 @@ def run_seed(plan: SweepPlan, run_seed: int, first: bool, run: Callable[[Schedul
     elif isinstance(strategy, SchedulingPolicy):
         policy = strategy.for_seed(run_seed)
         result = run_policy(run_seed, policy)
-        schedule = ran = Schedule(run_seed, "replay", result.trace.deviations, policy.jitter_scale, windows=policy.windows, delays=policy.times_delays)
+        schedule = ran = Schedule(run_seed, "replay", dict(result.trace.deviations), policy.jitter_scale, windows=policy.windows, delays=policy.times_delays)
     else:
         schedule = ran = Schedule(run_seed, strategy)
         result = run(schedule)

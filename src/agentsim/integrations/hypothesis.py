@@ -115,7 +115,7 @@ class HypothesisSchedule(SchedulingPolicy):
     def finished(self, trace: Trace, seed: int) -> None:
         if self._stopped is not None:
             raise self._stopped  # hypothesis's own signal (the example ran out of data)
-        self.schedule = Schedule(seed, "replay", trace.deviations, 0.0)
+        self.schedule = Schedule(seed, "replay", dict(trace.deviations), 0.0)
         try:
             hypothesis.note(f"agentsim schedule: {self.schedule.encode()!r} (agentsim.replay(fn, ..., schedule=...) replays this run)")
         except InvalidArgument:  # not inside a hypothesis test: nothing to report to

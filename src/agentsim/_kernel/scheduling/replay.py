@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import SimulationConfigError
@@ -19,7 +19,7 @@ def check_deviations(deviations: object) -> dict[int, int]:
     """A replay's deviations, checked: choice numbers (>= 0) to options (>= 0)."""
     if deviations is None:
         return {}
-    if not isinstance(deviations, dict):
+    if not isinstance(deviations, Mapping):
         raise SimulationConfigError("deviations", deviations, "a dict of choice number -> option, both whole numbers >= 0 (e.g. {3: 1})")
     for index, option in deviations.items():
         whole("deviations", index, expected="choice numbers that are whole numbers >= 0")

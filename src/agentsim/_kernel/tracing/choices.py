@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
@@ -34,6 +34,42 @@ if TYPE_CHECKING:
 #: (4: a kind a double named itself, agentsim.choose.)
 KIND_CODES: Final = {"timer": 0, "batch": 1, "window": 2, "eager": 3, "delay": 5}
 _KIND_NAMES: Final = {code: name for name, code in KIND_CODES.items()}
+
+
+class Deviations(Mapping[int, int]):
+    """A run's deviations, ``{choice number: chosen option}``, read from the
+    choice log's rows (ascending choice numbers): lookups by binary search,
+    iteration in order, no copy."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return int(self._rows.shape[0])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows[:, 0].tolist())
+
+    def __getitem__(self, number: object) -> int:
+        import numpy as np  # (see the note at the imports)
+
+        if not isinstance(number, (int, np.integer)) or isinstance(number, bool):
+            raise KeyError(number)
+        numbers = self._rows[:, 0]
+        at = int(np.searchsorted(numbers, number))
+        if at < len(numbers) and numbers[at] == number:
+            return int(self._rows[at, 1])
+        raise KeyError(number)
+
+    def items(self) -> Any:
+        # (One pass in C rather than a lookup per key.)
+        return dict(self._rows[:, :2].tolist()).items()
+
+    def __repr__(self) -> str:
+        shown = dict(self._rows[:20, :2].tolist())
+        return f"Deviations({shown}{' …' if len(self) > 20 else ''}, {len(self)} in all)"
 
 
 def running_hash() -> Any:
@@ -166,9 +202,11 @@ class ChoiceLog:
         return f"<ChoiceLog {len(self)} choices, {self._deviation_count} deviations>"
 
     @property
-    def deviations(self) -> dict[int, int]:
-        """``{choice number: chosen option}`` where the run left FIFO order (all of them)."""
-        return dict(self._deviation_rows()[:, :2].tolist())
+    def deviations(self) -> Deviations:
+        """``{choice number: chosen option}`` where the run left FIFO order (all
+        of them): a read-only mapping over the kept rows, so reading it costs
+        no dict of a long run's deviations (``dict(...)`` makes one)."""
+        return Deviations(self._deviation_rows())
 
     def stock_options(self) -> dict[int, int]:
         """``{choice number: the FIFO option there}`` at every deviation."""

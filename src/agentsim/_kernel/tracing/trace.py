@@ -22,7 +22,7 @@ import pickle
 from collections import deque
 from itertools import compress, count, repeat
 from operator import countOf, is_, is_not
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -254,8 +254,9 @@ class Trace:
         return [TraceEvent(first + i, *event) for i, event in enumerate(raw)]
 
     @property
-    def deviations(self) -> dict[int, int]:
-        """``{choice number: chosen option}`` where the schedule left FIFO order."""
+    def deviations(self) -> Mapping[int, int]:
+        """``{choice number: chosen option}`` where the schedule left FIFO
+        order: a read-only mapping over the choice log (``dict(...)`` for a copy)."""
         return self.choices.deviations
 
     def __iter__(self) -> Iterator[TraceEvent]:

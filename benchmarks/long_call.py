@@ -26,6 +26,7 @@ the doubles (the player's simulated device among them) and the kernel's
 guarantees.
 
     python benchmarks/long_call.py [--minutes 30] [--repeat 3]
+    python benchmarks/long_call.py --memory     # peak RSS per simulated hour: flat
 """
 
 from __future__ import annotations
@@ -61,13 +62,19 @@ def example() -> Any:
     return loaded
 
 
-def one_case(minutes: float, seed: int, strategy: str, microphone: bool) -> dict[str, float]:
+def one_case(minutes: float, seed: int, strategy: str, microphone: bool, read_deviations: bool = False) -> dict[str, float]:
     long_call = example()
 
     import agentsim
 
     started = time.perf_counter()
-    summary = agentsim.run(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
+    result = agentsim.simulate(long_call.long_call, minutes, microphone, seed=seed, strategy=strategy, wall_timeout=None)
+    summary = result.unwrap()
+    if read_deviations:
+        # What a report or a test reads of a long run's schedule, twice.
+        for _ in range(2):
+            deviations = result.trace.deviations
+            assert len(deviations) == len(list(deviations)) and all(deviations[number] >= 0 for number in list(deviations)[:1000])
     wall = time.perf_counter() - started
     return {
         "minutes": minutes,
@@ -225,6 +232,8 @@ def main() -> None:
     parser.add_argument("--floor", help=argparse.SUPPRESS)
     parser.add_argument("--timed", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case and floor; the best wall time counts")
+    parser.add_argument("--memory", action="store_true", help="only peak memory: calls of 1, 2 and 4 hours with the microphone, and a PCT hour read or not")
+    parser.add_argument("--read-deviations", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
         print(json.dumps(floor_case(args.floor, args.timed)))
@@ -234,7 +243,10 @@ def main() -> None:
         if args.record:
             record_case(float(minutes), int(seed), strategy, microphone == "mic", args.record)
         else:
-            print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic")))
+            print(json.dumps(one_case(float(minutes), int(seed), strategy, microphone == "mic", args.read_deviations)))
+        return
+    if args.memory:
+        memory_table()
         return
     cases = [
         (args.minutes, 0, "fifo", ""),
@@ -275,6 +287,27 @@ def main() -> None:
             f" {row['rss_mb']:7.0f} {row['wall'] / base:7.2f}x {floor['wall']:8.2f} {row['wall'] / floor['wall']:8.2f}x"
             f" {timed['wall']:8.2f} {row['wall'] / timed['wall']:8.2f}x {row['violations']:>10}"
         )
+
+
+def memory_table() -> None:
+    """Peak RSS of 1-, 2- and 4-hour calls with the microphone (each in a
+    process of its own) and what each simulated hour adds; then a PCT hour
+    whose trace's deviations are read, beside the same hour not read."""
+
+    def case(spec: str, *extra: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, __file__, "--case", spec, *extra], capture_output=True, text=True, check=True)
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    print(f"{'call':34} {'wall s':>7} {'wire events':>12} {'peak RSS MB':>12} {'MB per added hour':>18}")
+    previous: tuple[float, float] | None = None
+    for hours in (1, 2, 4):
+        row = case(f"{hours * 60},0,fifo,mic")
+        slope = "" if previous is None else f"{(row['rss_mb'] - previous[1]) / (hours - previous[0]):18.1f}"
+        print(f"{f'{hours} h fifo + microphone':34} {row['wall']:7.1f} {row['events']:12d} {row['rss_mb']:12.0f} {slope}")
+        previous = (hours, row["rss_mb"])
+    plain, read = case("60,3,pct,"), case("60,3,pct,", "--read-deviations")
+    print(f"{'1 h pct, deviations not read':34} {plain['wall']:7.1f} {plain['events']:12d} {plain['rss_mb']:12.0f}")
+    print(f"{'1 h pct, deviations read twice':34} {read['wall']:7.1f} {read['events']:12d} {read['rss_mb']:12.0f}   (read/not read {read['rss_mb'] / plain['rss_mb']:.2f}x)")
 
 
 if __name__ == "__main__":

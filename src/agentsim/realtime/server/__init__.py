@@ -19,6 +19,9 @@ from ._rules import RuleViolation as RuleViolation
 from ._script import CallTool as CallTool
 from ._script import Reply as Reply
 from ._script import Step as Step
+from ._soak import MemoryWatch as MemoryWatch
+from ._soak import SoakCheckError as SoakCheckError
+from ._soak import check_call as check_call
 from ._server import SimulatedRealtimeServer as SimulatedRealtimeServer
 from ._wire import SimulatedWebSocket as SimulatedWebSocket
 from ._wire_log import WireLog as WireLog
@@ -37,6 +40,9 @@ __all__ = [
     "CallTool",
     "Reply",
     "Step",
+    "MemoryWatch",
+    "SoakCheckError",
+    "check_call",
     "SimulatedRealtimeServer",
     "SimulatedWebSocket",
     "WireLog",

@@ -87,7 +87,7 @@ class MemoryWatch:
 
     def __init__(self, *, every: float = 300.0, files: Sequence[str] = ("*",)) -> None:
         positive("every", every, expected="simulated seconds between samples (> 0)")
-        if isinstance(files, str) or not all(isinstance(pattern, str) and pattern for pattern in files):
+        if isinstance(files, str) or not isinstance(files, Sequence) or not all(isinstance(pattern, str) and pattern for pattern in files):
             raise SimulationConfigError("files", files, "glob patterns of the app's source files, e.g. ['*/myapp/*']")
         self.every = float(every)
         self.files = tuple(files)

@@ -143,6 +143,10 @@ KEPT_AND_BROKEN: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"current": "alloy", "requested": "verse", "audio_produced": False},
         {"current": "alloy", "requested": "verse", "audio_produced": True},
     ),
+    "transcription_settings": (
+        {"transcription": {"model": "gpt-transcribe", "languages": ["en", "fr"]}},
+        {"transcription": {"model": "gpt-transcribe", "language": "en", "languages": ["en", "fr"]}},
+    ),
     "truncate_needs_cancel": (
         {"item_id": "i", "response_id": "r", "cancelled": True, "streamed_after_ms": 400.0},
         {"item_id": "i", "response_id": "r", "cancelled": False, "streamed_after_ms": 400.0},

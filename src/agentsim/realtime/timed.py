@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 
 from .._kernel.backends import direct_time
-from .._kernel.core import record_event
+from .._kernel.core import current_core, record_event
 from .._kernel.errors import SimulationConfigError
 from .._kernel.validation import non_negative, whole
 from ..audio import pcm
@@ -90,13 +91,18 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         self._chunks = 0
         self._sample_rate = whole("sample_rate", sample_rate, minimum=1, expected="samples per second of the assistant's pcm16 audio")
         self._listeners = Listeners()
-        self._queue: deque[tuple[float, RealtimeModelEvent]] = deque()
+        # (nominal due instant, event, the window (earliest, latest) its batch's
+        # first event fires in, or None; the batch: replies to one send).
+        self._queue: deque[tuple[float, RealtimeModelEvent, tuple[float, float] | None, int]] = deque()
         self._wake = asyncio.Event()
         self._delivery: asyncio.Task[None] | None = None
         self._drop: asyncio.Task[None] | None = None
         self._sends = 0
         self._pushes = 0
-        self._batch_due: float | None = None  # while a send is in progress: when its replies may start
+        # While a send is in progress: when its replies may start (and the window of it).
+        self._batch_due: tuple[float, tuple[float, float] | None, int] | None = None
+        self._batch_numbers = itertools.count()
+        self._windowed_batch = -1  # the last batch whose first event took the window
         self._audio_free_at = 0.0
         self._drop_plan: tuple[float, bool] | None = None
         # Events received from the wrapped model, and how many of them were
@@ -185,12 +191,22 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
 
     # -- timing -----------------------------------------------------------------------
 
+    def _due(self, index: int) -> tuple[float, tuple[float, float] | None]:
+        """When replies to send ``index`` may start: the nominal instant and,
+        where the policy explores windows and the latency is a range, the
+        window the first of them fires in (else a seeded draw, nominal
+        under fifo)."""
+        now = direct_time.current_time()
+        window = self._latency.window(index)
+        if window is not None and self._latency.windowed():
+            return now + window[1], (now + window[0], now + window[2])
+        return now + self._latency.seconds(index), None
+
     @contextlib.asynccontextmanager
     async def _batch(self) -> Any:
-        # Replies to one send share one latency, drawn when the send is made
-        # (computed, not a windowed timer: a seeded draw, nominal under fifo).
+        # Replies to one send share one latency, set when the send is made.
         outer = self._batch_due
-        self._batch_due = direct_time.current_time() + self._latency.seconds(self._sends)
+        self._batch_due = (*self._due(self._sends), next(self._batch_numbers))
         self._sends += 1
         try:
             yield
@@ -198,20 +214,30 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
             self._batch_due = outer
 
     def _receive(self, event: RealtimeModelEvent) -> None:
-        due = self._batch_due
-        if due is None:  # pushed by the test (model.emit): its own latency
-            due = direct_time.current_time() + self._latency.seconds(self._sends + self._pushes)
+        batch = self._batch_due
+        if batch is None:  # pushed by the test (model.emit): its own latency
+            batch = (*self._due(self._sends + self._pushes), next(self._batch_numbers))
             self._pushes += 1
+        due, window, number = batch
+        if window is not None and number == self._windowed_batch:
+            window = None  # only a batch's first event has the window; the rest follow it
+        elif window is not None:
+            self._windowed_batch = number
         # What follows a chunk of audio waits until the chunk is sent: the
         # server generates in order (a turn ends after its last chunk).
-        due = max(due, self._audio_free_at)
+        floor = self._audio_free_at
+        if self._queue:
+            floor = max(floor, self._queue[-1][0])  # order is kept
+        due = max(due, floor)
         if isinstance(event, RealtimeModelAudioEvent) and self._pace is not None:
             seconds = pcm.duration_ms(len(event.data), self._sample_rate) / 1000
             self._audio_free_at = due + seconds * self._pace.seconds(self._chunks)
             self._chunks += 1
-        if self._queue:
-            due = max(due, self._queue[-1][0])  # order is kept
-        self._queue.append((due, event))
+        if window is not None:
+            window = (max(window[0], floor), max(window[1], floor))
+            if window[1] <= window[0]:
+                window = None
+        self._queue.append((due, event, window, number))
         self._received += 1
         self._wake.set()
 
@@ -220,9 +246,9 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         if playback_only:
             return
         kept = [
-            (due, queued)
-            for due, queued in self._queue
-            if not (isinstance(queued, RealtimeModelAudioEvent) and response_id in (None, queued.response_id))
+            entry
+            for entry in self._queue
+            if not (isinstance(entry[1], RealtimeModelAudioEvent) and response_id in (None, entry[1].response_id))
         ]
         if len(kept) != len(self._queue):
             record_event("drop", f"{len(self._queue) - len(kept)} queued audio event(s): interrupted")
@@ -236,12 +262,36 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
                 self._wake.clear()
                 await self._wake.wait()
             head = self._queue[0]
-            await direct_time.sleep_until(head[0])
+            await self._sleep_until(head[0], head[2])
+            if head[2] is not None and self._queue and self._queue[0] is head:
+                self._follow(head)
             # Delivered unless an interrupt dropped it meanwhile (compared by
             # identity: the clock's ticks may round the due time down).
             if self._queue and self._queue[0] is head:
                 await self._deliver(self._queue.popleft()[1])
                 self._settle(1)
+
+    def _follow(self, head: tuple[float, RealtimeModelEvent, tuple[float, float] | None, int]) -> None:
+        """The rest of ``head``'s batch keeps its spacing from the instant the
+        window fired (replies to one send share one latency)."""
+        shift = direct_time.current_time() - head[0]
+        if shift:
+            self._queue = deque((due + shift, event, None, batch) if batch == head[3] and entry is not head else entry for entry in self._queue for due, event, _, batch in [entry])
+            self._audio_free_at += shift
+
+    @staticmethod
+    async def _sleep_until(due: float, window: tuple[float, float] | None) -> None:
+        """Until ``due``, or within ``window`` where the policy picks the instant."""
+        core = current_core()
+        if window is None or core is None:
+            await direct_time.sleep_until(due)
+            return
+        now = direct_time.current_time()
+        low, nominal, high = (max(0.0, instant - now) for instant in (window[0], due, window[1]))
+        if high > low:
+            await core.sleep_window(low, nominal, high)
+        else:
+            await direct_time.sleep_until(due)
 
     async def _deliver(self, event: RealtimeModelEvent) -> None:
         await self._listeners.deliver(event)

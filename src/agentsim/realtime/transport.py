@@ -36,6 +36,7 @@ from ..contrib.openai_agents.sdk import (
     RealtimeModelSendEvent,
     RealtimeModelSendInterrupt,
     RealtimeModelSendToolOutput,
+    check_sip_connect,
     interrupt_scope,
 )
 from .calls import _KIND_OF_CLASS, ConnectOptions, RealtimeCall, kind_of, normalize_kind, snapshot_event
@@ -108,9 +109,16 @@ class ScriptedRealtimeTransport(RealtimeModel):
         transport.assert_closed()
     """
 
-    def __init__(self, *, connect_latency: float = 0.0, ignore_calls: Iterable[object] = ()) -> None:
+    def __init__(self, *, connect_latency: float = 0.0, ignore_calls: Iterable[object] = (), sip: bool = False) -> None:
         """``connect_latency``: virtual seconds a connect takes (status ``"connecting"``
         meanwhile); the connect is recorded when it starts.
+
+        ``sip=True``: the transport stands where the app uses the realtime
+        guide's ``OpenAIRealtimeSIPModel()`` (attaching to a SIP call): a
+        connect without ``call_id`` (or with both ``call_id`` and a model
+        name) fails with the SDK's own ``UserError``, before it is recorded,
+        as the SIP model's does (the payload a SIP call is accepted with is
+        still ``OpenAIRealtimeSIPModel.build_initial_session_payload``).
 
         ``ignore_calls``: send kinds (e.g. ``("audio",)``) that are only counted in
         ``call_counts``, not recorded or matched — for long sessions that stream
@@ -118,6 +126,10 @@ class ScriptedRealtimeTransport(RealtimeModel):
         """
         if isinstance(ignore_calls, (str, bytes)) or not isinstance(ignore_calls, Iterable):
             raise SimulationConfigError("ignore_calls", ignore_calls, "a list of send kinds to count only, e.g. ('audio',)")
+        if not isinstance(sip, bool):
+            raise SimulationConfigError("sip", sip, "True for a transport in place of OpenAIRealtimeSIPModel (connect needs call_id)")
+        #: Whether connects are checked as ``OpenAIRealtimeSIPModel`` checks them.
+        self.sip = sip
         self._ignored = frozenset(normalize_kind(kind) for kind in ignore_calls)
         # (An ignored interrupt still stops the streams it names.)
         self._counted_only = self._ignored - {"interrupt"}
@@ -147,6 +159,8 @@ class ScriptedRealtimeTransport(RealtimeModel):
         """Record the connect (credential-free) and open the connection."""
         if not isinstance(options, Mapping):
             raise SimulationConfigError("options", options, "the RealtimeModelConfig dict connect() takes")
+        if self.sip:
+            check_sip_connect(options)
         failure = self._script.take_failure("connect")
         if failure is None and self._status != "disconnected":
             failure = RealtimeScriptError("connect", f"the transport is {self._status}", "close it before connecting again")

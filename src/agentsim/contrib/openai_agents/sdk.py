@@ -9,6 +9,7 @@ they are looked up when a double needs them.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 from agents import voice as voice
 from agents.models.interface import Model as Model
@@ -105,6 +106,19 @@ def require_websocket_hook(model_class: type) -> None:
             "_create_websocket_connection hook, which this release lacks)",
             "0.13.6",
         )
+
+
+def check_sip_connect(options: Any) -> None:
+    """What ``OpenAIRealtimeSIPModel.connect`` (and the WebSocket model under
+    it) refuse before connecting: no ``call_id``, or ``call_id`` with a model
+    name. Raises the SDK's ``UserError`` with its words."""
+    from agents.exceptions import UserError as SdkUserError
+
+    call_id = options.get("call_id")
+    if not call_id:
+        raise SdkUserError("OpenAIRealtimeSIPModel requires `call_id` in the model configuration.")
+    if (options.get("initial_model_settings") or {}).get("model_name"):
+        raise SdkUserError("Cannot specify both `call_id` and `model_name` when attaching to an existing realtime call.")
 
 
 def realtime_sip_model() -> type:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _events as ev
-from ._session import merge
+from ._session import apply_update
 from ._turns import UserTurns
 from ..moments import INTERRUPT_DURING_TOOL_CALL
 from ..._kernel.coverage import sometimes
@@ -39,7 +39,10 @@ class ClientEvents(UserTurns):
         current = self._session.get("audio", {}).get("output", {}).get("voice")
         if self._broke("voice_fixed_after_audio", event, current=current, requested=voice, audio_produced=self._audio_produced):
             return
-        self._session = merge(self._session, update)
+        audio_input = update.get("audio", {}).get("input", {}) if isinstance(update.get("audio"), dict) else {}
+        if isinstance(audio_input, dict) and self._broke("transcription_settings", event, transcription=audio_input.get("transcription")):
+            return
+        self._session = apply_update(self._session, update)
         self._send(ev.session_event("session.updated", self._ids.next("event"), self._session))
 
     def _on_conversation_item_create(self, event: dict[str, Any]) -> None:

@@ -88,6 +88,30 @@ def _truncate_needs_cancel(item_id: str, response_id: str, cancelled: bool, stre
     )
 
 
+#: Transcription models that take ``languages`` and ``keywords``; the one that takes ``delay``.
+LANGUAGE_LIST_MODELS = frozenset({"gpt-transcribe", "gpt-live-transcribe"})
+DELAY_MODELS = frozenset({"gpt-realtime-whisper"})
+DELAYS = ("minimal", "low", "medium", "high", "xhigh")
+
+
+def _transcription_settings(transcription: object) -> Broken | None:
+    if not isinstance(transcription, dict):
+        return None
+    model = transcription.get("model")
+    problem = None
+    if transcription.get("language") and transcription.get("languages"):
+        problem = "`language` and `languages` cannot both be set: give one language, or the list of possible ones"
+    elif (transcription.get("languages") or transcription.get("keywords")) and model not in LANGUAGE_LIST_MODELS:
+        problem = f"`languages` and `keywords` are supported by {' and '.join(sorted(LANGUAGE_LIST_MODELS))}, not {model!r}"
+    elif transcription.get("delay") is not None and (model not in DELAY_MODELS or transcription["delay"] not in DELAYS):
+        problem = f"`delay` is one of {', '.join(DELAYS)} and is supported only by gpt-realtime-whisper (model {model!r}, delay {transcription['delay']!r})"
+    elif transcription.get("prompt") and model in DELAY_MODELS:
+        problem = "`prompt` is not supported with gpt-realtime-whisper"
+    if problem is None:
+        return None
+    return Broken(f"audio.input.transcription: {problem}", ("invalid_value", f"Invalid audio.input.transcription: {problem}."))
+
+
 @dataclass(frozen=True)
 class Rule:
     """A rule of the Realtime API the simulated server checks: ``id`` (what
@@ -142,6 +166,13 @@ RULES: dict[str, Rule] = {
             "session.update cannot change the voice once the model has responded with audio in the session "
             "(cannot_update_voice; the update is not applied).",
             _voice_fixed_after_audio,
+        ),
+        Rule(
+            "transcription_settings",
+            "audio.input.transcription takes `language` or `languages`, not both; `languages` and `keywords` only with "
+            "gpt-transcribe and gpt-live-transcribe; `delay` (minimal to xhigh) only with gpt-realtime-whisper, which takes "
+            "no `prompt` (invalid_value; the update is not applied).",
+            _transcription_settings,
         ),
         Rule(
             "truncate_needs_cancel",

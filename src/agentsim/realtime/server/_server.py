@@ -122,6 +122,7 @@ class SimulatedRealtimeServer(ClientEvents):
         self.rate_limits = rate_limits
         self._expiry: asyncio.TimerHandle | None = None
         self._playback_player: Any = None
+        self._close_failures: list[BaseException] = []
         self._idle_after_playback = False
         positive("seconds_per_word", seconds_per_word)
         check_speed(generation_speed, name="generation_speed")
@@ -320,6 +321,18 @@ class SimulatedRealtimeServer(ClientEvents):
         self._error("session_expired", f"Your session hit the maximum duration of {limit:g} seconds.", {})
         self._disconnect(clean=True)
 
+    def fail_next_close(self, error: BaseException) -> None:
+        """The client's next close of the connection fails with ``error`` on
+        the wire (the close handshake errs; the connection is gone all the
+        same), as ``fail_next_call("close", ...)`` does on the scripted
+        transport. Several are used in order."""
+        if not isinstance(error, BaseException):
+            raise SimulationConfigError("error", error, "an exception instance (e.g. websockets' ConnectionClosedError or OSError)")
+        self._close_failures.append(error)
+
+    def _take_close_failure(self) -> BaseException | None:
+        return self._close_failures.pop(0) if self._close_failures else None
+
     def follow_playback(self, player: Any) -> None:
         """Measure the idle timeout (``idle_timeout_ms`` of server VAD) from the
         end of ``player``'s playback, as the service does, instead of from the
@@ -400,7 +413,7 @@ class SimulatedRealtimeServer(ClientEvents):
         self._new_session()
         if request.call_id is not None:
             self._session = merge(self._session, self._incoming_calls[request.call_id])
-        self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close)
+        self._wire = SimulatedWebSocket(self._arrive, self._upstream, self._client_closed, self._sent_after_close, self._take_close_failure)
         self.closed = False
         self._connected_at = asyncio.get_running_loop().time()
         if self.max_session_seconds is not None:

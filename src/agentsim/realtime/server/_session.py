@@ -18,6 +18,27 @@ DEFAULT_SESSION: dict[str, Any] = {
 }
 
 
+#: The objects ``session.update`` merges into (their fields are updated one by
+#: one); any other field, objects included (``turn_detection``,
+#: ``transcription``, ``format``, ``tools`` …), is replaced whole, and null
+#: clears it, as the API reference says: "Only the fields that are present in
+#: the session.update are updated … To clear a field like turn_detection,
+#: pass null."
+CONTAINERS: dict[str, Any] = {"audio": {"input": {}, "output": {}}}
+
+
+def apply_update(session: dict[str, Any], update: dict[str, Any], containers: dict[str, Any] = CONTAINERS) -> dict[str, Any]:
+    """``session`` after a ``session.update`` of ``update``."""
+    updated = dict(session)
+    for key, value in update.items():
+        inner = containers.get(key)
+        if inner is not None and isinstance(value, dict) and isinstance(updated.get(key), dict):
+            updated[key] = apply_update(updated[key], value, inner)
+        else:
+            updated[key] = value
+    return updated
+
+
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in update.items():

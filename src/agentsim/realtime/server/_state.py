@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: Transcription models that stream partial transcripts (``...transcription.delta``).
 NON_STREAMING_TRANSCRIBERS = frozenset({"whisper-1"})
+#: Seconds gpt-realtime-whisper's ``delay`` setting adds before the text (the
+#: service trades latency for accuracy; these are the simulation's values).
+TRANSCRIPTION_DELAYS = {"minimal": 0.05, "low": 0.15, "medium": 0.3, "high": 0.6, "xhigh": 1.0}
 
 
 @dataclass

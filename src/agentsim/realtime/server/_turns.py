@@ -9,7 +9,8 @@ from typing import Any
 from . import _events as ev
 from ._session import turn_detection
 from ._responses import Responses
-from ._state import NON_STREAMING_TRANSCRIBERS
+from ._rules import LANGUAGE_LIST_MODELS
+from ._state import NON_STREAMING_TRANSCRIBERS, TRANSCRIPTION_DELAYS
 from ..moments import BARGE_IN_DURING_AUDIO, INTERRUPT_DURING_TOOL_CALL
 from ..._kernel.coverage import sometimes
 
@@ -62,21 +63,32 @@ class UserTurns(Responses):
             index, model = self._transcriptions, str(transcription["model"])
             self._transcriptions += 1
             latency = self._transcription_latency
-            if latency.window(index) is None and latency.seconds(index) == 0:
-                self._send_transcript(item_id, transcript, model)  # with the commit, in order
+            delay = TRANSCRIPTION_DELAYS.get(str(transcription.get("delay")), 0.0)
+            if latency.window(index) is None and latency.seconds(index) == 0 and not delay:
+                self._send_transcript(item_id, transcript, transcription)  # with the commit, in order
             else:
-                self._spawn(self._transcribe(item_id, transcript, model, index), self._speech_tasks)
+                self._spawn(self._transcribe(item_id, transcript, transcription, index, delay), self._speech_tasks)
 
-    async def _transcribe(self, item_id: str, transcript: str, model: str, index: int) -> None:
+    async def _transcribe(self, item_id: str, transcript: str, transcription: dict[str, Any], index: int, delay: float) -> None:
+        # gpt-realtime-whisper's `delay` setting: it waits that much longer
+        # for more audio before it writes the text.
+        await asyncio.sleep(delay)
         await self._transcription_latency.sleep(index)
-        self._send_transcript(item_id, transcript, model)
+        self._send_transcript(item_id, transcript, transcription)
 
-    def _send_transcript(self, item_id: str, transcript: str, model: str) -> None:
+    def _send_transcript(self, item_id: str, transcript: str, transcription: dict[str, Any]) -> None:
         """Input audio transcription: partial transcripts (word by word, for
         models that stream them), then the completed transcript."""
         burst: list[dict[str, Any]] = []
+        model = str(transcription["model"])
         if model not in NON_STREAMING_TRANSCRIBERS:
             words = transcript.split(" ")
             burst += [ev.transcription_delta(self._ids.next("event"), item_id, word if position == len(words) - 1 else word + " ") for position, word in enumerate(words)]
-        burst.append(ev.transcription_completed(self._ids.next("event"), item_id, transcript))
+        completed = ev.transcription_completed(self._ids.next("event"), item_id, transcript)
+        if model in LANGUAGE_LIST_MODELS:
+            # These models report the language they detected: the one set, else
+            # the first of the possible ones, else English.
+            detected = transcription.get("language") or next(iter(transcription.get("languages") or ()), None) or "en"
+            completed["languages"] = [{"code": detected}]
+        burst.append(completed)
         self._send_together(burst)

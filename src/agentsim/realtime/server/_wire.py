@@ -32,7 +32,9 @@ class SimulatedWebSocket:
         upstream: OrderedLink,
         on_client_close: Callable[[], None],
         on_send_after_close: Callable[[dict[str, Any]], None],
+        close_failure: Callable[[], BaseException | None] = lambda: None,
     ) -> None:
+        self._close_failure = close_failure
         self._deliver_to_server = deliver_to_server
         self._on_send_after_close = on_send_after_close
         self._upstream = upstream
@@ -56,6 +58,9 @@ class SimulatedWebSocket:
             self.close_code = code
             self._on_client_close()
             self._inbox.put_nowait(_CLEAN)
+            failure = self._close_failure()
+            if failure is not None:
+                raise failure  # the close handshake failed (the connection is gone all the same)
 
     def _closed_error(self) -> ConnectionClosedError | ConnectionClosedOK:
         # What websockets raises on send after a close: OK for a normal close.

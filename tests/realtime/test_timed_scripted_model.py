@@ -179,3 +179,30 @@ def test_the_planned_drop_happens_once_a_reconnect_stays_up() -> None:
 
     seen, still_up = agentsim.run(main)
     assert seen == ["exception"] and still_up
+
+
+def test_the_reply_latency_is_a_window_the_explorer_orders_against_the_apps_timers() -> None:
+    # A reply 0.2-0.4 s after the send, an app timer 0.205 s after it: the reply's
+    # latency is a windowed timer (it was a seeded point, computed), so the
+    # explorer decides where it lands: ``timed`` puts it before the timer in
+    # some of seeds 0-19, FIFO at its nominal 0.3 s.
+    async def main() -> str:
+        import asyncio
+
+        reply = RealtimeModelOutputTextDeltaEvent(item_id="item_1", delta="Hello!", response_id="response_1")
+        model = TimedRealtimeModel(ScriptedRealtimeModel([RealtimeStep(expect=RealtimeModelSendUserInput, emit=[reply])]), latency=uniform(0.2, 0.4))
+        order: list[str] = []
+        async with await RealtimeRunner(RealtimeAgent(name="Assistant"), model=model, config={"tracing_disabled": True}).run() as session:
+            await session.send_message("Hello")
+            asyncio.get_running_loop().call_later(0.205, order.append, "timer")
+            async for event in session:
+                if event.type == "raw_model_event" and event.data.type == "output_text_delta":
+                    order.append("reply")
+                    break
+        return f"{order[0]} first"
+
+    orders = {agentsim.run(main, seed=seed, strategy="timed") for seed in range(20)}
+    assert orders == {"reply first", "timer first"}
+    assert agentsim.run(main, strategy="fifo") == "timer first"  # nominal 0.3 s
+    result = agentsim.simulate(main, seed=0, strategy="random")
+    assert result.windowed_timers >= 1

@@ -38,18 +38,26 @@ async def call(minutes: float, *, config: Any = None, leak: bool = False, watch:
         if watch is not None:
             watch.start()
         calling = caller.start()
-        async for event in session:
-            player.on_event(event)
-            if leak:
-                LEAK.append(bytearray(256))  # the app's bug: keeps every event
+
+        async def play() -> None:
+            async for event in session:
+                player.on_event(event)
+                if leak:
+                    LEAK.append(bytearray(256))  # the app's bug: keeps every event
+
+        # Until the caller hangs up (a session whose server closed does not
+        # end its event stream on every SDK release).
+        playing = asyncio.get_running_loop().create_task(play())
+        report = await calling
+        playing.cancel()
         if watch is not None:
             watch.stop()
     player.close()
-    return await calling
+    return report
 
 
 def test_a_twenty_minute_call_is_reported_and_the_same_seed_gives_the_same_report() -> None:
-    result = agentsim.simulate(call, 20.0, seed=5, wall_timeout=None)
+    result = agentsim.simulate(call, 20.0, seed=5, wall_timeout=120)
     report = result.unwrap()
     assert report.minutes == pytest.approx(20.0, abs=0.5) and report.hung_up
     assert report.turns >= 10 and report.barge_ins >= 1 and report.tool_questions >= 1
@@ -61,8 +69,8 @@ def test_a_twenty_minute_call_is_reported_and_the_same_seed_gives_the_same_repor
     assert 0.5 * report.sent_seconds < report.heard_seconds <= report.sent_seconds
     assert report.violations == ()
     assert "turns" in report.format() and "p95" in report.format()
-    assert agentsim.run(call, 20.0, seed=5, wall_timeout=None) == report  # one seed, one call
-    assert agentsim.run(call, 20.0, seed=6, wall_timeout=None) != report
+    assert agentsim.run(call, 20.0, seed=5, wall_timeout=120) == report  # one seed, one call
+    assert agentsim.run(call, 20.0, seed=6, wall_timeout=120) != report
 
 
 def test_barge_ins_happen_while_the_answer_plays_not_at_a_clock_instant() -> None:
@@ -80,9 +88,15 @@ def test_barge_ins_happen_while_the_answer_plays_not_at_a_clock_instant() -> Non
         caller = SimulatedCaller(server, player, minutes=5.0, barge_in=1.0, tool_questions=0.0, answer_seconds=(6.0, 8.0))
         async with await RealtimeRunner(AGENT, model=server.model()).run(model_config={"playback_tracker": player.tracker}) as session:
             calling = caller.start()
-            async for event in session:
-                player.on_event(event)
-        return await calling, playing_at_speech
+
+            async def play() -> None:
+                async for event in session:
+                    player.on_event(event)
+
+            playing = asyncio.get_running_loop().create_task(play())
+            report = await calling
+            playing.cancel()
+        return report, playing_at_speech
 
     report, playing = agentsim.run(main, seed=1)
     # Every answer runs 6-8 s and the caller cuts in 0.5-2.5 s after hearing
@@ -92,13 +106,13 @@ def test_barge_ins_happen_while_the_answer_plays_not_at_a_clock_instant() -> Non
 
 def test_silences_past_the_idle_timeout_make_the_server_prompt() -> None:
     config = {"model_settings": {"turn_detection": {"type": "server_vad", "idle_timeout_ms": 4000}}}
-    report = agentsim.run(partial(call, 5.0, config=config, silence=1.0, barge_in=0.0), seed=2, wall_timeout=None)
+    report = agentsim.run(partial(call, 5.0, config=config, silence=1.0, barge_in=0.0), seed=2, wall_timeout=120)
     assert report.silences >= 2
     assert report.responses > report.turns + report.tool_calls  # the server answered the silences too
 
 
 def test_check_call_holds_a_report_to_bounds() -> None:
-    report = agentsim.run(call, 5.0, seed=3, wall_timeout=None)
+    report = agentsim.run(call, 5.0, seed=3, wall_timeout=120)
     check_call(report, p95=10.0, max_latency=20.0, drift_ms=200.0)
     with pytest.raises(SoakCheckError) as info:
         check_call(report, p95=0.01)
@@ -114,7 +128,7 @@ def test_check_call_holds_a_report_to_bounds() -> None:
 def test_memory_watch_sees_the_app_grow_per_simulated_hour(leak: bool) -> None:
     LEAK.clear()
     watch = MemoryWatch(every=60.0, files=[__file__])
-    agentsim.run(partial(call, 10.0, leak=leak, watch=watch), seed=4, wall_timeout=None)
+    agentsim.run(partial(call, 10.0, leak=leak, watch=watch), seed=4, wall_timeout=120)
     LEAK.clear()
     assert len(watch.samples) >= 9
     if leak:

@@ -289,6 +289,7 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         now = direct_time.current_time()
         low, nominal, high = (max(0.0, instant - now) for instant in (window[0], due, window[1]))
         if high > low:
+            core.windowed_timers += 1
             await core.sleep_window(low, nominal, high)
         else:
             await direct_time.sleep_until(due)

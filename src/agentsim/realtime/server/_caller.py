@@ -157,10 +157,16 @@ class SimulatedCaller:
         player = SimulatedPlayer(network_delay=uniform(0.02, 0.1), jitter_buffer_ms=100)
         caller = SimulatedCaller(server, player, minutes=20)
         async with await RealtimeRunner(agent, model=server.model()).run(model_config={"playback_tracker": player.tracker}) as session:
-            caller.start()
-            async for event in session:
-                player.on_event(event)
-        print(caller.report().format())
+            calling = caller.start()
+
+            async def play():
+                async for event in session:
+                    player.on_event(event)
+
+            playing = asyncio.create_task(play())
+            report = await calling          # until the caller hangs up
+            playing.cancel()
+        print(report.format())
 
     Every decision is drawn from the simulation's seed: one seed, one call.
     """

@@ -127,7 +127,21 @@ class IncompleteScenarioError(ScenarioError):
         )
 
 
-class ScenarioCancelledError(ScenarioError):
+class _ScenarioStopped(ScenarioError):
+    """Both sides were stopped before they finished: what was pending then."""
+
+    def __init__(self, what: str, when: str, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any], tasks: Sequence[Any]) -> None:
+        self.pending_expectations = tuple(pending_expectations)
+        self.unconsumed_calls = tuple(unconsumed_calls)
+        self.tasks = tuple(tasks)
+        stacks = "".join(f"\n{task.format()}" for task in self.tasks)
+        super().__init__(
+            f"{what}. Waiting for: {_listing(self.pending_expectations)}. "
+            f"Unconsumed calls: {_listing(self.unconsumed_calls)}." + (f" Tasks {when}:{stacks}" if stacks else "")
+        )
+
+
+class ScenarioCancelledError(_ScenarioStopped):
     """The ``signal`` given to ``run_scenario`` was set before both sides
     finished: both were cancelled (their clean-up ran), as the JS guide's
     ``AbortSignal`` cancels ``runScenario``.
@@ -138,17 +152,10 @@ class ScenarioCancelledError(ScenarioError):
     """
 
     def __init__(self, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any], tasks: Sequence[Any] = ()) -> None:
-        self.pending_expectations = tuple(pending_expectations)
-        self.unconsumed_calls = tuple(unconsumed_calls)
-        self.tasks = tuple(tasks)
-        stacks = "".join(f"\n{task.format()}" for task in self.tasks)
-        super().__init__(
-            f"the scenario was cancelled by its signal. Waiting for: {_listing(self.pending_expectations)}. "
-            f"Unconsumed calls: {_listing(self.unconsumed_calls)}." + (f" Tasks when it was cancelled:{stacks}" if stacks else "")
-        )
+        super().__init__("the scenario was cancelled by its signal", "when it was cancelled", pending_expectations, unconsumed_calls, tasks)
 
 
-class ScenarioTimeoutError(ScenarioError, TimeoutError):
+class ScenarioTimeoutError(_ScenarioStopped, TimeoutError):
     """Scenario and exercise did not finish within ``timeout`` (virtual) seconds.
 
     ``pending_expectations`` shows what the scenario was still waiting for;
@@ -160,12 +167,4 @@ class ScenarioTimeoutError(ScenarioError, TimeoutError):
         self, timeout: float, pending_expectations: Sequence[PendingExpectation], unconsumed_calls: Sequence[Any], tasks: Sequence[Any] = ()
     ) -> None:
         self.timeout = timeout
-        self.pending_expectations = tuple(pending_expectations)
-        self.unconsumed_calls = tuple(unconsumed_calls)
-        self.tasks = tuple(tasks)
-        stacks = "".join(f"\n{task.format()}" for task in self.tasks)
-        super().__init__(
-            f"the scenario did not finish within {timeout}s of virtual time. Waiting for: "
-            f"{_listing(self.pending_expectations)}. Unconsumed calls: "
-            f"{_listing(self.unconsumed_calls)}." + (f" Tasks at the deadline:{stacks}" if stacks else "")
-        )
+        super().__init__(f"the scenario did not finish within {timeout}s of virtual time", "at the deadline", pending_expectations, unconsumed_calls, tasks)

@@ -49,7 +49,7 @@ def test_invalid_transcription_settings_get_the_services_error_and_change_nothin
     async def main() -> tuple[list[dict[str, Any]], Any, list[str]]:
         server = SimulatedRealtimeServer()
         seen = await exchange(server.connect(), [update(transcription=transcription)])
-        return [event for _, event in seen], server._session["audio"]["input"].get("transcription"), [v.rule for v in server.violations]
+        return [event for _, event in seen], server.session["audio"]["input"].get("transcription"), [v.rule for v in server.violations]
 
     events, kept, rules = agentsim.run(main)
     kinds = [event["type"] for event in events]

@@ -12,6 +12,8 @@ and explore the timings around it (each recorded gap a window of a
 #: This folder's layer (tests/api/test_layers.py): imports point only down.
 __layer__ = "doubles"
 
+from typing import TYPE_CHECKING
+
 from ._format import FORMAT as FORMAT
 from ._format import VERSION as VERSION
 from ._format import RecordedEvent as RecordedEvent
@@ -20,8 +22,6 @@ from ._format import load as load
 from ._gaps import Tolerance as Tolerance
 from .errors import RecordingDivergenceError as RecordingDivergenceError
 from .errors import RecordingFormatError as RecordingFormatError
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (loaded on first use below: they import the SDK)
     from ._model import RecordedModelError as RecordedModelError

@@ -12,6 +12,7 @@ boundary: the send events and the model events (layer ``"model"``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -54,8 +55,6 @@ class _Recorder:
         self._note_formats(kind, event)
         field = AUDIO_FIELDS.get(kind)
         if field is not None and isinstance(event.get(field), str) and not self.keep_audio:
-            import base64
-
             data = base64.b64decode(event[field])
             event = {**event, field: audio_placeholder(data, self.per_ms[direction], False)}
         self.writer.event(_now(), direction, kind, scrub(event))  # type: ignore[arg-type]

@@ -293,7 +293,7 @@ class SimulatedCaller:
         return bool(self.player.playing)
 
     async def _pause(self, rng: Any, end: float) -> None:
-        detection = turn_detection(self.server._session) or {}
+        detection = turn_detection(self.server.session) or {}
         idle_ms = detection.get("idle_timeout_ms")
         loop = asyncio.get_running_loop()
         if rng.random() < self.silence:

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from ..._kernel.core import current_core, record_event
 from ..._kernel.coverage import sometimes
-from ...recording._format import AUDIO_FIELDS, Recording, RecordedEvent, placeholder_bytes
+from ...recording._format import AUDIO_FIELDS, Recording, RecordedEvent, bytes_per_ms, placeholder_bytes
 from ...recording._gaps import Tolerance, call_at_gap
 from ...recording._realtime import CLOSE
 from ...recording.errors import RecordingDivergenceError, RecordingFormatError
@@ -141,6 +141,7 @@ class RecordedPlayback:
         #: Tool calls the replay asked for and the app has not answered yet.
         self.open_calls: set[str] = set()
         self._audio_ms: dict[str, float] = {}
+        self._output_bytes_per_ms = 48.0  # pcm16 at 24 kHz until the session says otherwise
 
     @property
     def sent(self) -> int:
@@ -239,11 +240,14 @@ class RecordedPlayback:
             self._active, self._active_audio = (payload.get("response") or {}).get("id"), False
         elif kind == "response.done":
             self._active = None
+        elif kind in ("session.created", "session.updated"):
+            output = ((payload.get("session") or {}).get("audio") or {}).get("output") or {}
+            self._output_bytes_per_ms = bytes_per_ms(output.get("format") if isinstance(output, dict) else None)
         elif kind in ("response.output_audio.delta", "response.audio.delta"):
             self._active_audio = True
             count = event.audio_bytes() or 0
             audio_item = str(payload.get("item_id"))
-            self._audio_ms[audio_item] = self._audio_ms.get(audio_item, 0.0) + count / 48.0
+            self._audio_ms[audio_item] = self._audio_ms.get(audio_item, 0.0) + count / self._output_bytes_per_ms
         elif kind in ("response.output_item.added", "response.output_item.done", "conversation.item.added", "conversation.item.done"):
             item: dict[str, Any] = payload.get("item") or {}
             call_id = item.get("call_id")

@@ -356,6 +356,11 @@ class SimulatedRealtimeServer(ClientEvents):
     # -- inspection --------------------------------------------------------------------
 
     @property
+    def session(self) -> dict[str, Any]:
+        """The session's effective configuration now (what ``session.updated`` shows)."""
+        return self._session
+
+    @property
     def wire_events(self) -> int:
         """Every event that crossed the wire, either way (the log keeps the last ``log_limit``)."""
         return self.log.total

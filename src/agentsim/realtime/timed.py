@@ -276,7 +276,9 @@ class TimedRealtimeModel(Wrapping, RealtimeModel):
         window fired (replies to one send share one latency)."""
         shift = direct_time.current_time() - head[0]
         if shift:
-            self._queue = deque((due + shift, event, None, batch) if batch == head[3] and entry is not head else entry for entry in self._queue for due, event, _, batch in [entry])
+            self._queue = deque(
+                (entry[0] + shift, entry[1], None, entry[3]) if entry[3] == head[3] and entry is not head else entry for entry in self._queue
+            )
             self._audio_free_at += shift
 
     @staticmethod

@@ -49,6 +49,8 @@ from ._kernel.tracing.trace import Trace as Trace
 from ._kernel.tracing.trace import TraceEvent as TraceEvent
 from ._kernel.view import SimulationView as SimulationView
 from .explore import ExploreOptions as ExploreOptions
+from .explore import Focus as Focus
+from .explore import FocusNotReachedError as FocusNotReachedError
 from .explore import ExploreReport as ExploreReport
 from .explore import Schedule as Schedule
 from .explore import explore as explore
@@ -94,6 +96,8 @@ __all__ = [
     "TraceEvent",
     "SimulationView",
     "ExploreOptions",
+    "Focus",
+    "FocusNotReachedError",
     "ExploreReport",
     "Schedule",
     "explore",

@@ -83,6 +83,9 @@ class SimulationCore:
         self.jitter_draws = 0
         #: The moments named by ``sometimes``/``reached``: label -> held at least once (coverage.py).
         self.coverage: dict[str, bool] = {}
+        #: When a focused sweep asks (its base run): label -> the ticks at
+        #: which each ``sometimes`` of it was evaluated, held or not.
+        self.moment_instants: dict[str, list[int]] | None = None
         self._rngs: dict[str, random.Random] = {}
 
     # -- time ----------------------------------------------------------------

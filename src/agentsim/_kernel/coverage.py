@@ -33,6 +33,9 @@ def sometimes(condition: object, label: str) -> bool:
         coverage = core.coverage
         if held or label not in coverage:
             coverage[label] = held
+        instants = core.moment_instants
+        if instants is not None:
+            instants.setdefault(label, []).append(core.clock.ticks)
     return held
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Unpack
 
 from .backends.backend import Backend, Outcome
-from .clock import VirtualClock
+from .clock import TICKS_PER_SECOND, VirtualClock
 from .core import SimulationCore, current_core, set_current_core
 from . import extensions
 from .patches.determinism import SeededGlobalRandom, clock_patches, module_name_patches
@@ -71,6 +71,10 @@ class SimulationResult(Generic[T]):
     coverage: dict[str, bool] = field(default_factory=dict)
     #: Escapes let through by ``allow_escapes`` (each ran for real).
     allowed_escapes: tuple[SimulationEscapeError, ...] = ()
+    #: For a policy that asks (``records_moments``: a focused sweep's base
+    #: run): label -> the virtual seconds at which each ``sometimes`` of it
+    #: was evaluated, held or not.
+    moment_instants: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def choice_points(self) -> int:
@@ -272,6 +276,8 @@ def simulate(
         backend=backend,
     )
     core.allow_escapes = options.allow_escapes
+    if getattr(policy, "records_moments", False):
+        core.moment_instants = {}
     with _only_simulation_in_process():
         return _simulate(core, runner, policy, async_fn, args)
 
@@ -314,7 +320,12 @@ def _simulate(core: SimulationCore, runner: Any, policy: SchedulingPolicy, async
         jitter_draws=core.jitter_draws,
         coverage=dict(core.coverage),
         allowed_escapes=tuple(core.allowed_escapes),
+        moment_instants=_moment_seconds(core.moment_instants),
     )
+
+
+def _moment_seconds(instants: dict[str, list[int]] | None) -> dict[str, tuple[float, ...]]:
+    return {label: tuple(ticks / TICKS_PER_SECOND for ticks in each) for label, each in (instants or {}).items()}
 
 
 def run(

@@ -17,7 +17,10 @@ from ._explore import EXPLORE_STRATEGIES as EXPLORE_STRATEGIES
 from ._explore import explore as explore
 from ._explore import function_key as function_key
 from ._explore import replay as replay
+from ._focus import Focus as Focus
+from ._focus import FocusNotReachedError as FocusNotReachedError
 from ._options import ExploreOptions as ExploreOptions
+from ._report import Branching as Branching
 from ._report import ExploreReport as ExploreReport
 from ._report import Failure as Failure
 from ._report import MinimalSchedule as MinimalSchedule
@@ -34,7 +37,10 @@ __all__ = [
     "explore",
     "function_key",
     "replay",
+    "Focus",
+    "FocusNotReachedError",
     "ExploreOptions",
+    "Branching",
     "ExploreReport",
     "Failure",
     "MinimalSchedule",

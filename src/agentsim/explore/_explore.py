@@ -25,6 +25,7 @@ from ._shrink import shrink
 from ._exhaustive import ExhaustiveSweep
 from ._options import EXHAUSTIVE
 from ._sources import Candidate, SavedFailures, ScheduleSource, SeedSweep
+from ._branched import FocusedSweep
 
 Repro = Callable[[Schedule], str]
 
@@ -99,7 +100,14 @@ def explore(
     as keywords (``runs=``, ``strategy=``, ``seed=``, ``backend=``,
     ``stop_on_first=``, ``shrink_failures=``, ``check_determinism=``,
     ``database=``, ``pct_depth=``, ``max_virtual_time=``, ``wall_timeout=``,
-    ``allow_escapes=``); keywords go over ``options``.
+    ``allow_escapes=``, ``focus=``); keywords go over ``options``.
+
+    ``focus=(start, end)`` keeps every deviation inside that window of
+    virtual time and starts each explored run from the stock run's state at
+    ``start`` (forked: the prefix runs once); ``focus="label"`` (or a list,
+    or :class:`Focus`) branches around each instant a base run evaluated
+    those ``agentsim.sometimes`` moments. ``report.branching`` says what it
+    did and what it saved.
 
     ``workers`` runs the sweep over that many local processes (``"auto"``:
     one per core); ``executor`` over any ``concurrent.futures.Executor``
@@ -127,6 +135,14 @@ def explore(
     key = key or function_key(async_fn)
     db = FailureDatabase(database) if database is not None else None
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
+    if options.focus is not None:
+        focused = FocusedSweep(options.focus, strategy, seeds if seeds is not None else range(seed, seed + runs), pct_depth=pct_depth, at_once=processes if processes > 1 else None)
+        for source in (SavedFailures(db, key), focused):
+            if pipeline.take(source, progress=progress, total=len(focused.seeds)):
+                break
+        report = pipeline.finish()
+        report.branching = focused.branching
+        return report
     if strategy == EXHAUSTIVE:
         exhaustive = ExhaustiveSweep(seed, options.max_deviations, runs, processes=processes, executor=executor)
         exhaustive.prepare(async_fn)
@@ -242,7 +258,7 @@ class _Pipeline:
         self.report.failures.append(
             Failure(
                 seed=schedule.seed,
-                strategy=schedule.strategy,
+                strategy=candidate.label or schedule.strategy,
                 exception=result.exception,
                 trace=result.trace,
                 repro=self._repro(minimal.schedule if minimal is not None else schedule),

@@ -12,6 +12,7 @@ from .._kernel.options import RunOptions, RunSettings
 from .._kernel.scheduling import DEFAULT_STRATEGY, SchedulingPolicy
 from .._kernel.validation import whole
 from ._database import DEFAULT_DIRECTORY
+from ._focus import Focus
 
 #: The strategy that enumerates every schedule within ``max_deviations`` (``_exhaustive.py``).
 EXHAUSTIVE = "exhaustive"
@@ -36,6 +37,7 @@ class ExploreSettings(RunSettings, total=False):
     pct_depth: int
     require: Sequence[str]
     max_deviations: int
+    focus: Focus | tuple[float, float] | str | Sequence[str] | None
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,9 @@ class ExploreOptions(RunOptions):
     ``"portfolio"``), ``stop_on_first``, ``shrink_failures``,
     ``check_determinism``, ``database`` (a directory, None to disable),
     ``pct_depth``, ``max_deviations`` (``strategy="exhaustive"``: every
-    schedule with at most that many deviations from stock order) and
+    schedule with at most that many deviations from stock order), ``focus``
+    (every deviation inside a window of virtual time or around moments,
+    each run branching from a checkpoint: :class:`Focus`) and
     ``require`` (labels of ``agentsim.sometimes``/``reached``
     the sweep must reach at least once, else it fails)::
 
@@ -63,6 +67,9 @@ class ExploreOptions(RunOptions):
     require: tuple[str, ...] = ()
     #: ``strategy="exhaustive"``: every schedule with at most this many deviations.
     max_deviations: int = 2
+    #: Where the deviations go (``_focus.py``): a window (start, end), moment
+    #: labels, or a :class:`Focus`; None: anywhere in the run.
+    focus: Focus | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,6 +79,11 @@ class ExploreOptions(RunOptions):
 
             raise SimulationConfigError("require", require, "a list of coverage labels (non-empty str) the sweep must reach")
         object.__setattr__(self, "require", tuple(require))
+        object.__setattr__(self, "focus", Focus.of(self.focus))
+        if self.focus is not None:
+            from ._branched import check_focus_strategy
+
+            check_focus_strategy(self.strategy)
         whole("runs", self.runs, expected="a number of runs >= 0")
         whole("pct_depth", self.pct_depth, minimum=1, expected="a PCT depth >= 1 (the ordering constraints a bug needs)")
         whole("max_deviations", self.max_deviations, expected="the deviations from stock order an exhaustive sweep allows, >= 0")

@@ -192,7 +192,7 @@ def _chunks(items: Sequence[T], workers: int) -> list[Sequence[T]]:
     return [items[start : start + size] for start in range(0, len(items), size)]
 
 
-def _fresh_std_streams() -> None:
+def fresh_std_streams() -> None:
     """A forked worker's first act: its own stdout and stderr objects on the
     same file descriptors. A thread of the coordinator (a progress bar) may
     have held a stream's lock at the fork, and the copy of a held lock never
@@ -208,7 +208,7 @@ def _new_pool(workers: int) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     fork = "fork" in methods
     context = multiprocessing.get_context("fork" if fork else None)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_fresh_std_streams if fork else None)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=fresh_std_streams if fork else None)
     # Forked workers share the coordinator's memory until they write to it;
     # the cyclic GC writes to every object it scans, copying the SDK's whole
     # heap into each worker. Frozen objects are never scanned.

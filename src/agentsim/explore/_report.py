@@ -282,6 +282,40 @@ class SingleScheduleWarning(AgentsimWarning):
 
 
 @dataclass
+class Branching:
+    """What branching did in a focused sweep (``ExploreReport.branching``)."""
+
+    #: The focus in words.
+    focus: str
+    #: Virtual seconds of each checkpoint the branches started from.
+    checkpoints: list[float] = field(default_factory=list)
+    #: Explored runs that branched from a checkpoint.
+    branches: int = 0
+    #: True: by ``os.fork()`` (each prefix ran once); False: each branch re-simulated its prefix.
+    forked: bool = False
+    #: CPU seconds the focused sweep spent (base runs, prefixes, branches).
+    cpu_seconds: float = 0.0
+    #: CPU seconds a whole-run sweep of as many runs would have spent (each
+    #: run as long as the base runs, which were measured).
+    whole_run_cpu_seconds: float = 0.0
+
+    def sentence(self) -> str:
+        """One line for the summary."""
+        where = ", ".join(f"{instant:g} s" for instant in self.checkpoints[:6])
+        if len(self.checkpoints) > 6:
+            where += f", ... ({len(self.checkpoints)} in all)"
+        how = "forked" if self.forked else "re-simulating each prefix"
+        saving = ""
+        if self.cpu_seconds > 0 and self.whole_run_cpu_seconds > 0:
+            saving = f" ({self.whole_run_cpu_seconds / self.cpu_seconds:.1f}x less)"
+        return (
+            f"focus {self.focus}: {self.branches} branch(es) from {len(self.checkpoints)} checkpoint(s) at {where or 'none reached'}, {how}; "
+            f"{self.cpu_seconds:.2f} CPU s, where whole runs would have taken about {self.whole_run_cpu_seconds:.2f}{saving}"
+        )
+
+
+
+@dataclass
 class ExploreReport:
     """The result of :func:`agentsim.explore`.
 
@@ -323,6 +357,9 @@ class ExploreReport:
     exhaustive_depth: int | None = None
     #: ``strategy="exhaustive"``: what the sweep covered, in words ("exhaustive to depth 2: 40 schedule(s), all pass").
     completeness: str = ""
+    #: A focused sweep (``focus=``): checkpoints, branches and CPU seconds
+    #: (``_branched.Branching``); None for a whole-run sweep.
+    branching: Branching | None = None
 
     @property
     def ok(self) -> bool:
@@ -401,6 +438,8 @@ class ExploreReport:
             )
         if self.completeness:
             lines[0] += f"\n{self.completeness}"
+        if self.branching is not None:
+            lines[0] += f"\n{self.branching.sentence()}"
         coverage = self._coverage_lines()
         if coverage:
             lines.append("\n".join(coverage))

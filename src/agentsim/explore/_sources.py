@@ -45,6 +45,9 @@ class Candidate:
     #: The failure's minimal schedule when it is known already (saved).
     minimal: MinimalSchedule | None = None
     from_database: bool = False
+    #: How the report names the run when its schedule's strategy does not
+    #: say it (a focused branch: its member, checkpoint and window).
+    label: str = ""
 
     @property
     def failed(self) -> bool:

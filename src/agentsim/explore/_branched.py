@@ -19,8 +19,10 @@ as any other.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
-from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._kernel.errors import SimulationConfigError
@@ -28,11 +30,12 @@ from .._kernel.scheduling import PCTPolicy, SchedulingPolicy, TimedPolicy, make_
 from .._kernel.scheduling.focus import FocusedPolicy
 from .._kernel.simulation import SimulationResult
 from ._focus import Focus, seconds_to_ticks
-from ._forking import Branch, cpu_seconds, fork_available, forked_branches
+from ._forking import Branch, Checkpoint, HolderProcess, cpu_seconds, fork_available
 from ._parallel import RunOutcome, outcome_of
 from ._report import Branching
 from ._runner import Runner
 from ._schedule import Schedule
+from ._shrink import OriginKey, result_origin
 from ._sources import Candidate
 
 #: PCT's step bound inside a window, drawn per run (as the portfolio draws it).
@@ -103,6 +106,10 @@ class FocusedSweep:
         seeds = self.seeds
         if not seeds:
             return
+        if runner.backend != "asyncio":
+            # Trio's I/O manager (an epoll set) would be shared with the
+            # children, and a child's teardown changes it under the holder.
+            self.forks = self.branching.forked = False
         bases = min(self.focus.bases, len(seeds))
         shares = _split(len(seeds) - bases, bases)
         next_run = bases
@@ -121,7 +128,7 @@ class FocusedSweep:
 
     def _branches(self, windows: list[tuple[float, float]], run_seeds: Sequence[int]) -> list[Branch]:
         """Run seed j of this base goes to window j mod K; taken window by window."""
-        ticks = [(seconds_to_ticks(start), seconds_to_ticks(end)) for start, end in windows]
+        ticks = _window_ticks(windows)
         branches = [
             Branch(run_seed, position % len(windows), ticks[position % len(windows)], focus_member(self.strategy, run_seed, self.pct_depth))
             for position, run_seed in enumerate(run_seeds)
@@ -186,59 +193,107 @@ class _Base:
         return self._candidate(_outcome(self.seed, result), result, branch, windows)
 
     def _forked(self, windows: list[tuple[float, float]], branches: list[Branch], *, with_base_run: bool) -> Iterator[Candidate]:
-        checkpoints = sorted({seconds_to_ticks(start) for start, _ in windows})
-        order = [branch.key for branch in branches]
-        by_key = {branch.key: branch for branch in branches}
-        arrived: dict[int, tuple[RunOutcome, float] | None] = {}
-        position = 0
-        base_outcome: RunOutcome | None = None
-        messages = forked_branches(
-            self.runner, self.seed, self.drift, checkpoints, branches, at_once=self.sweep.at_once, outcome=lambda result, policy: _outcome(self.seed, result)
-        )
+        holder = HolderProcess(self.runner, self.seed, self.drift, [branch_start for branch_start, _ in _window_ticks(windows)], branches, self._report)
+        holder.start()
+        done = 0
         try:
-            for message in messages:
-                kind = message[0]
-                if kind == "branch":
-                    arrived[message[1]] = (message[2], message[3])
-                elif kind == "lost":
-                    arrived[message[1]] = None
-                elif kind == "checkpoint":
-                    self.sweep.spent(message[3] - self._prefix_cpu)
-                    self._prefix_cpu = message[3]
-                elif kind == "done":
-                    self.sweep.spent(message[1] - self._prefix_cpu)
-                    base_outcome = message[3]
-                elif kind == "error":
-                    raise RuntimeError(f"the branching process failed:\n{message[1]}")
-                while position < len(order) and order[position] in arrived:
-                    key = order[position]
-                    position += 1
-                    got = arrived.pop(key)
-                    if got is None:  # lost (its process died, or nothing was left to choose): run it here
-                        yield self._resimulated(windows, by_key[key])
+            for index in range(len(windows)):
+                checkpoint = self._next_checkpoint(holder)
+                if checkpoint is None:
+                    break  # the base run ended before this checkpoint: the rest re-simulate below
+                mine = [branch for branch in branches if branch.checkpoint == index]
+                shrink_run = self._shrink_run(holder, checkpoint)
+                asked = 0
+                for position, branch in enumerate(mine):
+                    while asked < len(mine) and asked < position + self.sweep.at_once:
+                        holder.branch(mine[asked].key)
+                        asked += 1
+                    got = holder.result(branch.key)
+                    done += 1
+                    if got is None:  # its process was lost: run it here
+                        yield self._resimulated(windows, branch)
                         continue
-                    outcome, cpu = got
-                    self.sweep.spent(cpu, whole_run=self._prefix_cpu + cpu, branch=True)
-                    yield self._candidate(outcome, self._replayed(outcome), by_key[key], windows)
+                    (outcome, _), cpu = got
+                    self.sweep.spent(cpu, whole_run=checkpoint.cpu + cpu, branch=True)
+                    yield self._candidate(outcome, self._replayed(outcome), branch, windows, shrink_run)
+            if with_base_run and done == len(branches):
+                (outcome, _), cpu = holder.finish()
+                self.sweep.spent(cpu - self._prefix_cpu, base=True)
+                yield self._base_candidate(outcome, self._replayed(outcome))
+                return
         finally:
-            messages.close()
-        for key in order[position:]:  # the holder ended early (its base run stopped before a checkpoint)
-            yield self._resimulated(windows, by_key[key])
+            holder.close()
+        for branch in sorted(branches, key=lambda each: each.checkpoint)[done:]:
+            yield self._resimulated(windows, branch)
         if with_base_run:
-            if base_outcome is None:
-                yield self.whole_run()
-            else:
-                self.sweep.spent(0.0, base=True)
-                yield self._base_candidate(base_outcome, self._replayed(base_outcome))
+            yield self.whole_run()
+
+    def _next_checkpoint(self, holder: HolderProcess) -> Checkpoint | None:
+        checkpoint = holder.next_checkpoint()
+        if checkpoint is not None:
+            self.sweep.spent(checkpoint.cpu - self._prefix_cpu)
+            self._prefix_cpu = checkpoint.cpu
+        return checkpoint
+
+    def _report(self, result: SimulationResult[Any], policy: FocusedPolicy) -> tuple[RunOutcome, OriginKey | None]:
+        """What a branch's process sends back (computed there)."""
+        return _outcome(self.seed, result), result_origin(result)
+
+    def _shrink_run(self, holder: HolderProcess, checkpoint: Checkpoint) -> Callable[[Schedule], Any]:
+        """The shrinker's runs of a failure found at ``checkpoint``: from the
+        parked holder when the schedule keeps the prefix (every deviation
+        after the checkpoint's choices, nothing else changed), else here."""
+        start = seconds_to_ticks(checkpoint.seconds)
+        counter = itertools.count()
+
+        def run(schedule: Schedule) -> Any:
+            deviations = schedule.deviations or {}
+            same_prefix = schedule.seed == self.seed and schedule.windows and schedule.delays and schedule.jitter == 1.0 and self.drift is None
+            if holder.checkpoint is not checkpoint or not same_prefix or min(deviations, default=checkpoint.choices) < checkpoint.choices:
+                return self.runner.run(schedule)
+            key = ("replay", next(counter))
+            holder.replay(key, start, deviations)
+            got = holder.result(key)
+            if got is None:
+                return self.runner.run(schedule)
+            (outcome, origin), _ = got
+            return BranchedRun(BranchedFailure(origin) if origin is not None else None, origin, outcome.digest)
+
+        return run
 
     def _replayed(self, outcome: RunOutcome) -> SimulationResult[Any] | None:
         """A failure of another process, replayed from scratch here (None for a pass)."""
         return self.runner.run(outcome.ran) if outcome.failed else None
 
-    def _candidate(self, outcome: RunOutcome, result: SimulationResult[Any] | None, branch: Branch, windows: list[tuple[float, float]]) -> Candidate:
+    def _candidate(
+        self, outcome: RunOutcome, result: SimulationResult[Any] | None, branch: Branch, windows: list[tuple[float, float]], shrink_run: Callable[[Schedule], Any] | None = None
+    ) -> Candidate:
         start, end = windows[branch.checkpoint]
         label = f"{branch.inner.name}, run {branch.key} branched at {start:g} s (window {start:g}-{end:g} s)"
-        return Candidate(outcome.schedule, outcome.ran, result, outcome=outcome, label=label)
+        return Candidate(outcome.schedule, outcome.ran, result, outcome=outcome, label=label, shrink_run=shrink_run)
+
+
+@dataclass(frozen=True)
+class BranchedRun:
+    """A run the shrinker asked of a parked checkpoint: what it reads of it."""
+
+    exception: BaseException | None
+    origin_key: OriginKey | None
+    digest: str
+
+
+class BranchedFailure(Exception):
+    """Stands for the exception of a run made in a branch's process (its
+    origin is what the shrinker compares; the result it keeps is run again,
+    whole, here)."""
+
+    def __init__(self, origin: OriginKey) -> None:
+        self.origin = origin
+        super().__init__(f"{origin[0]}.{origin[1]} at {origin[2]}")
+
+
+def _window_ticks(windows: list[tuple[float, float]]) -> list[tuple[int, int]]:
+    return [(seconds_to_ticks(start), seconds_to_ticks(end)) for start, end in windows]
 
 
 def _split(total: int, parts: int) -> list[int]:

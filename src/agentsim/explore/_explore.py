@@ -250,7 +250,9 @@ class _Pipeline:
             if observer is not None:
                 observer("shrinking", schedule.seed)
             policy = schedule.policy()  # (what the run did: drew, windowed or timed its delays)
-            minimal = shrink(self._runner.run, result, windows=policy.windows, delays=policy.times_delays)
+            run = candidate.shrink_run or self._runner.run
+            full_run = self._runner.run if candidate.shrink_run is not None else None
+            minimal = shrink(run, result, windows=policy.windows, delays=policy.times_delays, full_run=full_run)
             if minimal is None:
                 # The recorded schedule did not fail the same way when replayed:
                 # say so loudly, with the first event that differed.

@@ -40,8 +40,28 @@ def origin(error: BaseException) -> Origin:
     return type(leaf), exception_site(leaf)
 
 
+OriginKey = tuple[str, str, "str | None"]
+
+
+def origin_key(error: BaseException) -> OriginKey:
+    """:func:`origin` in words that travel between processes (a type
+    defined inside a function does not pickle)."""
+    kind, site = origin(error)
+    return kind.__module__, kind.__qualname__, site
+
+
+def result_origin(result: object) -> OriginKey | None:
+    """The origin key of a run's failure (None: it passed). A run made in
+    another process may carry it ready (``origin_key``)."""
+    known = getattr(result, "origin_key", None)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    exception = getattr(result, "exception", None)
+    return None if exception is None else origin_key(exception)
+
+
 class _Shrinker:
-    def __init__(self, run: RunSchedule, seed: int, target: Origin, budget: int, windows: bool, delays: bool) -> None:
+    def __init__(self, run: RunSchedule, seed: int, target: OriginKey, budget: int, windows: bool, delays: bool) -> None:
         self._run = run
         self._seed = seed
         self._windows = windows
@@ -70,10 +90,16 @@ class _Shrinker:
         result = cached
         # Only the same failure counts: another one (even of the same type) is
         # not a smaller version of this one.
-        if result.exception is not None and origin(result.exception) == self._target:
+        if result_origin(result) == self._target:
             self.best, self.best_schedule = result, schedule
             return True
         return False
+
+    def use(self, run: RunSchedule) -> None:
+        """Run every schedule with ``run`` from now on (none cached: the
+        winner is run again, whole)."""
+        self._run = run
+        self._seen.clear()
 
     def allow(self, runs: int) -> None:
         """Grant ``runs`` more runs (the next phase's budget)."""
@@ -130,6 +156,7 @@ def shrink(
     windows: bool = True,
     delays: bool = False,
     smaller_budget: int = SMALLER_BUDGET,
+    full_run: RunSchedule | None = None,
 ) -> MinimalSchedule | None:
     """The smallest schedule found for ``failing`` (None if its schedule does
     not replay).
@@ -141,9 +168,12 @@ def shrink(
     (``smaller_budget`` runs; the fewest first): the first that fails the
     same way is the result, and the report says "smallest" only when every
     schedule with fewer deviations was run. ``windows`` is False for a run
-    whose delays were drawn (``jitter``)."""
+    whose delays were drawn (``jitter``). ``run`` may answer with runs made
+    elsewhere that carry only their ``exception`` and ``origin_key`` (a
+    focused sweep's branches); ``full_run`` then runs the result once more
+    from scratch, for its trace."""
     assert failing.exception is not None
-    shrinker = _Shrinker(run, failing.seed, origin(failing.exception), budget, windows, delays)
+    shrinker = _Shrinker(run, failing.seed, origin_key(failing.exception), budget, windows, delays)
     original = sorted(failing.trace.deviations.items())
     if not shrinker.fails(dict(original), 1.0):
         return None  # the recorded schedule does not reproduce: nondeterminism
@@ -158,6 +188,8 @@ def shrink(
     shrinker.allow(_JITTER_RUNS)
     jitter = _least_jitter(dict(deviations), shrinker)
     # Re-run the winner so best matches exactly what is reported.
+    if full_run is not None:
+        shrinker.use(full_run)
     if not shrinker.fails(dict(deviations), jitter, force=True):
         return None  # only a nondeterministic program gets here
     assert shrinker.best is not None and shrinker.best_schedule is not None

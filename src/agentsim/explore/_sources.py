@@ -48,6 +48,9 @@ class Candidate:
     #: How the report names the run when its schedule's strategy does not
     #: say it (a focused branch: its member, checkpoint and window).
     label: str = ""
+    #: How the shrinker runs this failure's schedules, when not from scratch
+    #: here (a focused branch: from its parked checkpoint).
+    shrink_run: Callable[[Schedule], Any] | None = None
 
     @property
     def failed(self) -> bool:

@@ -106,6 +106,9 @@ def _settings(arguments: argparse.Namespace) -> ExploreOptions:
         given["shrink_failures"] = False
     if getattr(arguments, "require", None):
         given["require"] = tuple(arguments.require)
+    if getattr(arguments, "focus", None):
+        focus = arguments.focus
+        given["focus"] = focus[0] if len(focus) == 1 else list(focus)
     for name in ("max_virtual_time", "wall_timeout"):
         if given.get(name) == 0:
             given[name] = None  # 0 on the command line: no limit
@@ -289,6 +292,11 @@ def build_parser() -> argparse.ArgumentParser:
     explore_command.add_argument(
         "--require", action="append", default=None, metavar="LABEL",
         help="a moment (agentsim.sometimes/reached label) the sweep must reach at least once, else it fails (repeatable)",
+    )
+    explore_command.add_argument(
+        "--focus", action="append", default=None, metavar="START:END|LABEL",
+        help="keep every deviation inside START:END (virtual seconds), or around each instant a moment LABEL was evaluated "
+        "(repeatable for several labels); each run branches from a checkpoint",
     )
     explore_command.add_argument("--db", default=None, help=f"failure database directory ('none' to disable; default {DEFAULT_DIRECTORY})")
     explore_command.add_argument("--workers", default="1", help="local worker processes for the sweep, or 'auto' (one per core; default 1)")

@@ -120,15 +120,18 @@ def _planned_runs(metafunc: pytest.Metafunc) -> int:
         return DEFAULT_RUNS  # reported when the test runs
 
 
-def _requires_coverage(metafunc: pytest.Metafunc) -> bool:
-    """Whether the marked test (marker or profile) requires moments to be reached."""
+def _sweeps_whole(metafunc: pytest.Metafunc) -> bool:
+    """Whether the marked test (marker or profile) is one sweep that no shard
+    may split: it requires moments to be reached (judged over the whole
+    sweep) or is focused (it branches from its own checkpoints, over every core)."""
     marker = metafunc.definition.get_closest_marker("agentsim")
-    if marker is not None and marker.kwargs.get("require"):
+    if marker is not None and (marker.kwargs.get("require") or marker.kwargs.get("focus") is not None):
         return True
     try:
-        return bool(_profile_options(metafunc.config).require)
+        options = _profile_options(metafunc.config)
     except SimulationConfigError:
         return False
+    return bool(options.require) or options.focus is not None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -140,8 +143,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     shards = _shard_count(config)
     if shards > 1 and config.getoption("agentsim_shards") is None and _planned_runs(metafunc) < SHARD_MIN_RUNS:
         shards = 1  # a short sweep: another item costs more than it saves (xdist spreads the tests anyway)
-    if shards > 1 and _requires_coverage(metafunc):
-        shards = 1  # a required moment is judged over the whole sweep: one item runs it all
+    if shards > 1 and _sweeps_whole(metafunc):
+        shards = 1  # a required moment is judged over the whole sweep, a focus branches itself: one item runs it all
     if shards > 1:
         # One item per shard, so that xdist spreads one test's runs over workers.
         metafunc.fixturenames.append(_SHARD_FIXTURE)

@@ -90,20 +90,23 @@ async def _call(*, wait_for_session: bool) -> list[tuple[int, str]]:
     mic = asyncio.create_task(microphone(), name="microphone")
     turn = 0
     tasks = []
-    while asyncio.get_running_loop().time() < CALL_SECONDS - TURN:
-        await asyncio.sleep(2.0)  # the caller speaks
-        if turn == TRANSFER_TURN:
-            tasks.append(asyncio.create_task(transfer(), name="transfer"))
-        await sleep_between(0.3, 0.9)  # the model answers
-        await session.open.wait()  # (replies wait for the session)
-        session.send(f"answer {turn}")
-        for _ in range(175):  # the answer plays: 3.5 s of 20 ms frames
-            await asyncio.sleep(0.02)
-        await sleep_between(0.5, 1.5)  # the caller pauses
-        turn += 1
-    await asyncio.gather(*tasks)
-    limit.cancel()
-    mic.cancel()
+    try:
+        while asyncio.get_running_loop().time() < CALL_SECONDS - TURN:
+            await asyncio.sleep(2.0)  # the caller speaks
+            if turn == TRANSFER_TURN:
+                tasks.append(asyncio.create_task(transfer(), name="transfer"))
+            await sleep_between(0.3, 0.9)  # the model answers
+            await session.open.wait()  # (replies wait for the session)
+            session.send(f"answer {turn}")
+            for _ in range(175):  # the answer plays: 3.5 s of 20 ms frames
+                await asyncio.sleep(0.02)
+            await sleep_between(0.5, 1.5)  # the caller pauses
+            turn += 1
+        await asyncio.gather(*tasks)
+    finally:
+        for task in (limit, mic, *tasks):
+            task.cancel()
+        await asyncio.gather(limit, mic, *tasks, return_exceptions=True)
     return session.sent
 
 

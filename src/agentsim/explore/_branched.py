@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._kernel.errors import SimulationConfigError
-from .._kernel.scheduling import PCTPolicy, SchedulingPolicy, TimedPolicy, make_policy, member_for, portfolio_policy
-from .._kernel.scheduling.focus import FocusedPolicy
+from .._kernel.scheduling import SchedulingPolicy
+from .._kernel.scheduling.focus import FocusedPolicy, drift_policy, focus_member
 from .._kernel.simulation import SimulationResult
 from ._focus import Focus, seconds_to_ticks
 from ._forking import Branch, Checkpoint, HolderProcess, cpu_seconds, fork_available
@@ -37,30 +37,6 @@ from ._runner import Runner
 from ._schedule import Schedule
 from ._shrink import OriginKey, result_origin
 from ._sources import Candidate
-
-#: PCT's step bound inside a window, drawn per run (as the portfolio draws it).
-_PCT_STEPS = (8, 32, 128)
-
-
-def focus_member(strategy: str | SchedulingPolicy, seed: int, pct_depth: int) -> SchedulingPolicy:
-    """The inner strategy of branch ``seed``. The portfolio takes its members
-    in its rotation, ``jitter``'s turns going to ``timed`` (a focused run
-    explores windows: a drawn point could not be kept inside one)."""
-    if isinstance(strategy, SchedulingPolicy):
-        return strategy.for_seed(seed)
-    steps = _PCT_STEPS[seed % len(_PCT_STEPS)]
-    if strategy.startswith("portfolio"):
-        if member_for(seed) == "jitter":
-            policy: SchedulingPolicy = TimedPolicy(seed)
-            policy.name = "portfolio:timed"  # type: ignore[misc]
-            return policy
-        return portfolio_policy(seed, depth=pct_depth) if strategy == "portfolio" else make_policy(strategy, seed)
-    if strategy == "pct":
-        policy = PCTPolicy(seed, depth=pct_depth, steps=steps)
-        policy.name = f"pct/{pct_depth}/{steps}"  # type: ignore[misc]
-        return policy
-    return make_policy(strategy, seed)
-
 
 def check_focus_strategy(strategy: object) -> None:
     """A focused sweep explores windows inside its focus: fifo, jitter and exhaustive cannot."""
@@ -114,7 +90,7 @@ class FocusedSweep:
         shares = _split(len(seeds) - bases, bases)
         next_run = bases
         for index in range(bases):
-            base = _Base(self, runner, seeds[0], index, None if index == 0 else TimedPolicy(seeds[index]))
+            base = _Base(self, runner, seeds[0], index, None if index == 0 else drift_policy(seeds[index]))
             run_seeds = seeds[next_run : next_run + shares[index]]
             next_run += shares[index]
             if self.focus.moments:

@@ -102,12 +102,9 @@ def explore(
     ``database=``, ``pct_depth=``, ``max_virtual_time=``, ``wall_timeout=``,
     ``allow_escapes=``, ``focus=``); keywords go over ``options``.
 
-    ``focus=(start, end)`` keeps every deviation inside that window of
-    virtual time and starts each explored run from the stock run's state at
-    ``start`` (forked: the prefix runs once); ``focus="label"`` (or a list,
-    or :class:`Focus`) branches around each instant a base run evaluated
-    those ``agentsim.sometimes`` moments. ``report.branching`` says what it
-    did and what it saved.
+    ``focus=(start, end)`` (or moment labels, a :class:`Focus`) keeps every
+    deviation inside that window of virtual time, each run branched from a
+    checkpoint (``report.branching``; docs/explore.md, "Focus").
 
     ``workers`` runs the sweep over that many local processes (``"auto"``:
     one per core); ``executor`` over any ``concurrent.futures.Executor``
@@ -137,12 +134,7 @@ def explore(
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
     if options.focus is not None:
         focused = FocusedSweep(options.focus, strategy, seeds if seeds is not None else range(seed, seed + runs), pct_depth=pct_depth, at_once=processes if processes > 1 else None)
-        for source in (SavedFailures(db, key), focused):
-            if pipeline.take(source, progress=progress, total=len(focused.seeds)):
-                break
-        report = pipeline.finish()
-        report.branching = focused.branching
-        return report
+        return _explore_focused(pipeline, SavedFailures(db, key), focused, progress)
     if strategy == EXHAUSTIVE:
         exhaustive = ExhaustiveSweep(seed, options.max_deviations, runs, processes=processes, executor=executor)
         exhaustive.prepare(async_fn)
@@ -162,6 +154,16 @@ def explore(
         if pipeline.take(source, progress=progress, total=len(sweep.seeds)):
             break
     return pipeline.finish()
+
+
+def _explore_focused(pipeline: _Pipeline, saved: SavedFailures, sweep: FocusedSweep, progress: Callable[[int, int], None] | None) -> ExploreReport:
+    """A focused sweep: saved failures first, then the branches; the report
+    says what branching did."""
+    if not pipeline.take(saved):
+        pipeline.take(sweep, progress=progress, total=len(sweep.seeds))
+    report = pipeline.finish()
+    report.branching = sweep.branching
+    return report
 
 
 def _explore_exhaustively(pipeline: _Pipeline, saved: SavedFailures, sweep: ExhaustiveSweep, progress: Callable[[int, int], None] | None) -> ExploreReport:

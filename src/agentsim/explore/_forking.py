@@ -39,8 +39,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .._kernel.core import SimulationCore, current_core
-from .._kernel.scheduling import ReplayPolicy, SchedulingPolicy
-from .._kernel.scheduling.focus import FocusChooser, FocusedPolicy
+from .._kernel.scheduling import SchedulingPolicy
+from .._kernel.scheduling.focus import FocusChooser, FocusedPolicy, replay_after
 from ._parallel import fresh_std_streams
 from ._runner import Runner
 
@@ -179,9 +179,7 @@ class _Holder:
             return branch.window, branch.inner
         # ("replay", key, start, deviations): every choice from here on is
         # the replay's, numbered from this checkpoint's first.
-        offset = chooser.choices_made
-        replay = ReplayPolicy({index - offset: option for index, option in request[3].items()}, times_delays=True)
-        return (request[2], 2**62), replay
+        return (request[2], 2**62), replay_after(request[3], chooser.choices_made)
 
     def _resume(self, core: SimulationCore) -> None:
         """Back to the simulation: guards on, the wall clock and its alarm

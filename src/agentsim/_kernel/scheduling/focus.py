@@ -27,7 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from .chooser import Chooser, TrustedChooser
 from .kinds import ChoiceKind, fifo_choice
+from .pct import PCTPolicy
 from .policy import SchedulingPolicy
+from .portfolio import member_for, portfolio_policy
+from .random_policy import TimedPolicy
+from .replay import ReplayPolicy
 
 if TYPE_CHECKING:
     from ..core import SimulationCore
@@ -213,3 +217,42 @@ class FocusChooser(TrustedChooser):
         if part is not None:
             return part.eager()
         return super().eager()
+
+
+#: PCT's step bound inside a window, drawn per run (as the portfolio draws it).
+_PCT_STEPS = (8, 32, 128)
+
+
+def focus_member(strategy: str | SchedulingPolicy, seed: int, pct_depth: int) -> SchedulingPolicy:
+    """The inner strategy of a focused sweep's run ``seed``. The portfolio
+    takes its members in its rotation, ``jitter``'s turns going to
+    ``timed`` (a focused run explores windows: a drawn point could not be
+    kept inside one)."""
+    from .registry import make_policy
+
+    if isinstance(strategy, SchedulingPolicy):
+        return strategy.for_seed(seed)
+    if strategy.startswith("portfolio"):
+        if member_for(seed) == "jitter":
+            policy: SchedulingPolicy = TimedPolicy(seed)
+            policy.name = "portfolio:timed"  # type: ignore[misc]
+            return policy
+        return portfolio_policy(seed, depth=pct_depth) if strategy == "portfolio" else make_policy(strategy, seed)
+    if strategy == "pct":
+        steps = _PCT_STEPS[seed % len(_PCT_STEPS)]
+        policy = PCTPolicy(seed, depth=pct_depth, steps=steps)
+        policy.name = f"pct/{pct_depth}/{steps}"  # type: ignore[misc]
+        return policy
+    return make_policy(strategy, seed)
+
+
+def drift_policy(seed: int) -> SchedulingPolicy:
+    """A base run's prefix that drifts: ``timed``'s orders and landings, from ``seed``."""
+    return TimedPolicy(seed)
+
+
+def replay_after(deviations: dict[int, int], offset: int) -> SchedulingPolicy:
+    """Every choice from a checkpoint on, as a replay of ``deviations``
+    (numbered from the run's first choice; ``offset`` choices were made
+    before the checkpoint) numbers and takes them."""
+    return ReplayPolicy({index - offset: option for index, option in deviations.items()}, times_delays=True)

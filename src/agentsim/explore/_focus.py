@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .._kernel.clock import TICKS_PER_SECOND
 from .._kernel.errors import SimulationConfigError
@@ -78,7 +79,8 @@ class Focus:
             return cls(moments=(focus,))
         if isinstance(focus, Mapping):
             try:
-                return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in focus.items()})
+                fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value for key, value in focus.items()}
+                return cls(**fields)
             except TypeError:
                 raise SimulationConfigError("focus", focus, f"a table with window, moments, margin, bases or fork ({_EXPECTED})") from None
         if isinstance(focus, (list, tuple)):

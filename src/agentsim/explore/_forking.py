@@ -194,16 +194,16 @@ class _Holder:
 def _asyncio_loop_state() -> tuple[Any, Any]:
     """The running asyncio loop and the policy's per-thread loop, which
     asyncio forgets in a forked child (its ``os.register_at_fork`` hook)."""
-    policy = asyncio.events._event_loop_policy
+    policy = getattr(asyncio.events, "_event_loop_policy", None)
     return asyncio.events._get_running_loop(), getattr(policy, "_local", None)
 
 
 def _restore_asyncio_loop_state(state: tuple[Any, Any]) -> None:
     running, local = state
     asyncio.events._set_running_loop(running)
-    policy = asyncio.events._event_loop_policy
+    policy = getattr(asyncio.events, "_event_loop_policy", None)
     if policy is not None and local is not None:
-        policy._local = local  # type: ignore[attr-defined]
+        policy._local = local
 
 
 # -- the sweep's side ----------------------------------------------------------

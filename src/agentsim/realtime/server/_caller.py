@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 PHRASES = ("where is my order", "can you check the delivery date", "what about my refund", "tell me more", "is there anything else", "thanks")
 #: How long to wait for an answer to be heard before giving up on it.
 ANSWER_WAIT = 60.0
+#: How often a caller whose session ended listens for a new one.
+RECONNECT_POLL = 0.25
 
 
 def _lookup(turn: int) -> CallTool:
@@ -51,7 +53,13 @@ class CallReport:
     rules broken (described); ``drift_ms_max``: the largest gap seen
     between the SDK's playback tracker and what the player played (sampled
     at each turn that started during audio); ``hung_up``: the caller ended
-    the call.
+    the call. Across sessions (the server ended one: its session limit, a
+    dropped connection): ``sessions`` the app held during the call (1: it
+    never reconnected); ``dropped``: the line went dead, no new session
+    within the caller's ``reconnect_wait``, before the caller was done;
+    ``lost_answers``: turns whose answer never came because their session
+    ended first; ``double_answers``: turns answered more than once (an app
+    that asks its new session the old question again).
     """
 
     minutes: float
@@ -72,6 +80,10 @@ class CallReport:
     violations: tuple[str, ...]
     drift_ms_max: float
     hung_up: bool
+    sessions: int = 1
+    dropped: bool = False
+    lost_answers: int = 0
+    double_answers: int = 0
 
     def format(self) -> str:
         latency = "no answer heard" if self.latency_p50 is None else f"p50 {self.latency_p50:.2f} s, p95 {self.latency_p95:.2f} s, max {self.latency_max:.2f} s"
@@ -81,6 +93,8 @@ class CallReport:
                 f"server: {self.responses} responses, {self.cancelled} cancelled, {self.tool_calls} tool calls; {len(self.violations)} rule(s) broken",
                 f"audio: {self.heard_seconds:.1f} s heard of {self.sent_seconds:.1f} s sent; latency to first audio heard: {latency}; {self.unanswered} unanswered",
                 f"tracker vs player: {self.drift_ms_max:.1f} ms at most" + ("; the caller hung up" if self.hung_up else ""),
+                f"sessions: {self.sessions}; {self.lost_answers} answer(s) lost across a session's end, {self.double_answers} turn(s) answered twice"
+                + ("; the line went dead (no new session)" if self.dropped else ""),
             ]
         )
 
@@ -151,7 +165,14 @@ class SimulatedCaller:
     barge-in); otherwise it waits for the answer to end and pauses for
     ``pause`` seconds (a windowed timer the explorer orders and times), or,
     with probability ``silence``, past the server's idle timeout. At the end
-    it hangs up (``hang_up``: the server closes the connection)::
+    it hangs up (``hang_up``: the server closes the connection).
+
+    When the server ends a session before the call is over (its
+    ``max_session_seconds``, a dropped connection), the caller stays on the
+    line for ``reconnect_wait`` seconds: if the app connects again (a new
+    session, the same caller and conversation) the call goes on; if not,
+    the line is dead (``CallReport.dropped``, which :func:`check_call`
+    fails)::
 
         server = SimulatedRealtimeServer(generation_speed=1.5)
         player = SimulatedPlayer(network_delay=uniform(0.02, 0.1), jitter_buffer_ms=100)
@@ -188,6 +209,7 @@ class SimulatedCaller:
         follow_up: Reply = Reply("I checked: your order ships tomorrow", audio_seconds=3.0),
         silence: float = 0.0,
         hang_up: bool = True,
+        reconnect_wait: float = 10.0,
         name: str = "caller",
     ) -> None:
         from ._server import SimulatedRealtimeServer
@@ -218,16 +240,23 @@ class SimulatedCaller:
         self.silence = _probability("silence", silence)
         self.tool_call = tool_call
         self.follow_up = follow_up
+        self.reconnect_wait = non_negative("reconnect_wait", reconnect_wait, expected="seconds the caller stays on the line for a new session (>= 0)")
         self.hang_up = hang_up
         self.name = name
         self._ear = _Ear()
         self._task: asyncio.Task[CallReport] | None = None
-        self._counts = {"turns": 0, "barge_ins": 0, "tool_questions": 0, "silences": 0, "unanswered": 0}
+        self._counts = {"turns": 0, "barge_ins": 0, "tool_questions": 0, "silences": 0, "unanswered": 0, "lost_answers": 0, "double_answers": 0}
+        #: Sessions the app had opened before the call (the first of the call among them).
+        self._sessions_before = 0
+        self._dropped = False
+        #: Answers heard when the last turn's speech ended (None: no turn yet).
+        self._heard_at_last_turn: int | None = None
         self._latencies: list[float] = []
         self._drift: list[float] = []
         self._hung_up = False
         self._started_at = 0.0
         player.add_playback_listener(self._ear)
+        server.add_close_listener(self._ear.changed.set)  # a turn's wait ends with its session
 
     # -- the call ---------------------------------------------------------------------------
 
@@ -245,22 +274,47 @@ class SimulatedCaller:
         loop = asyncio.get_running_loop()
         rng = seeded_random(f"caller:{self.name}")
         self._started_at = loop.time()
+        self._sessions_before = self._sessions() - (0 if self.server.closed else 1)
         end = self._started_at + self.minutes * 60
         await sleep_between(*self.pause)
         turn = 0
-        while loop.time() + self.speaking[1] < end and not self.server.closed:
+        while loop.time() + self.speaking[1] < end:
+            if self.server.closed and not await self._reconnected(end):
+                break
             await self._turn(turn, rng)
             turn += 1
             if loop.time() >= end:
                 break
             if rng.random() < self.barge_in and await self._barge_in_point():
                 continue  # the next turn starts now, over the answer
-            await self._ear.until(lambda: not self._playing_or_pending(), ANSWER_WAIT)
+            await self._ear.until(lambda: not self._playing_or_pending() or self.server.closed, ANSWER_WAIT)
             await self._pause(rng, end)
+        self._count_answers()
         if self.hang_up and not self.server.closed:
             self._hung_up = True
             await self.server.disconnect()
         return self.report()
+
+    def _sessions(self) -> int:
+        """Sessions the server has accepted so far (refused handshakes left out)."""
+        return sum(1 for request in self.server.connections if getattr(request, "rejected", None) is None)
+
+    async def _reconnected(self, end: float) -> bool:
+        """The server ended the session: stay on the line ``reconnect_wait``
+        seconds for a new one (False: the line is dead)."""
+        loop = asyncio.get_running_loop()
+        give_up = min(end, loop.time() + self.reconnect_wait)
+        while self.server.closed and loop.time() < give_up:
+            await asyncio.sleep(min(RECONNECT_POLL, give_up - loop.time()))
+        if self.server.closed:
+            self._dropped = loop.time() < end
+            return False
+        return True
+
+    def _count_answers(self) -> None:
+        """The last turn's answers, once the next turn starts (or the call ends)."""
+        if self._heard_at_last_turn is not None and len(self._ear.started) - self._heard_at_last_turn > 1:
+            self._counts["double_answers"] += 1
 
     async def _turn(self, turn: int, rng: Any) -> None:
         loop = asyncio.get_running_loop()
@@ -276,16 +330,25 @@ class SimulatedCaller:
         if self.player.playing:
             self._counts["barge_ins"] += 1
             self._drift.append(self._tracker_drift())
+        self._count_answers()
         heard_before = len(self._ear.started)
         seconds = rng.uniform(*self.speaking)
         self.server.user_speaks(f"{phrase} {marker}", seconds=seconds)
         self._counts["turns"] += 1
+        sessions = self._sessions()
         await asyncio.sleep(seconds)
         spoken = loop.time()
-        if await self._ear.until(lambda: len(self._ear.started) > heard_before, ANSWER_WAIT):
+        self._heard_at_last_turn = heard_before
+        if await self._ear.until(lambda: len(self._ear.started) > heard_before or self._session_ended(sessions), ANSWER_WAIT) and len(self._ear.started) > heard_before:
             self._latencies.append(loop.time() - spoken)
         else:
             self._counts["unanswered"] += 1
+            if self._session_ended(sessions):
+                self._counts["lost_answers"] += 1
+
+    def _session_ended(self, sessions: int) -> bool:
+        """Whether the session a turn was spoken in has ended."""
+        return self.server.closed or self._sessions() != sessions
 
     async def _barge_in_point(self) -> bool:
         """Listen ``barge_in_after`` into the answer: still playing?"""
@@ -342,4 +405,8 @@ class SimulatedCaller:
             violations=tuple(violation.describe() for violation in self.server.violations),
             drift_ms_max=max(self._drift, default=0.0),
             hung_up=self._hung_up,
+            sessions=max(1, self._sessions() - self._sessions_before),
+            dropped=self._dropped,
+            lost_answers=self._counts["lost_answers"],
+            double_answers=self._counts["double_answers"],
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._kernel.core import require_core
@@ -158,6 +158,8 @@ class SimulatedRealtimeServer(ClientEvents):
         self._speech_tasks: set[asyncio.Task[Any]] = set()
         self._connected_at = 0.0
         self.closed = True  # until a client connects
+        #: Called (no arguments) each time a session ends, whichever side ended it.
+        self._close_listeners: list[Callable[[], object]] = []
         #: Milliseconds of microphone audio the client appended, in total.
         self.input_audio_ms = 0.0
         self._idle = asyncio.Event()
@@ -304,6 +306,7 @@ class SimulatedRealtimeServer(ClientEvents):
             return
         sometimes(bool(self._open_calls), DISCONNECT_DURING_TOOL_CALL)
         self.closed = True
+        self._session_ended()
         self._stop_tasks()
         if clean:
             self._downstream.send(lambda: self._close_wire(wire, clean=True))  # after what was sent
@@ -332,6 +335,18 @@ class SimulatedRealtimeServer(ClientEvents):
 
     def _take_close_failure(self) -> BaseException | None:
         return self._close_failures.pop(0) if self._close_failures else None
+
+    def add_close_listener(self, listener: Callable[[], object]) -> None:
+        """Call ``listener()`` each time a session ends (the server's limit
+        or disconnect, the client's close): a caller on the line hears the
+        line go quiet at once."""
+        if not callable(listener):
+            raise SimulationConfigError("listener", listener, "a function of no arguments")
+        self._close_listeners.append(listener)
+
+    def _session_ended(self) -> None:
+        for listener in self._close_listeners:
+            listener()
 
     def follow_playback(self, player: Any) -> None:
         """Measure the idle timeout (``idle_timeout_ms`` of server VAD) from the
@@ -438,6 +453,7 @@ class SimulatedRealtimeServer(ClientEvents):
             return
         sometimes(bool(self.playback and self.playback.open_calls), DISCONNECT_DURING_TOOL_CALL)
         self.closed = True
+        self._session_ended()
         self._stop_tasks()
         if clean:
             self._downstream.send(lambda: self._close_wire(wire, clean=True))
@@ -449,6 +465,7 @@ class SimulatedRealtimeServer(ClientEvents):
         sometimes(bool(self._open_calls if self.playback is None else self.playback.open_calls), DISCONNECT_DURING_TOOL_CALL)
         self._record("client", "close")
         self.closed = True
+        self._session_ended()
         self._stop_tasks()
         if self.playback is not None:
             self.playback.stop()

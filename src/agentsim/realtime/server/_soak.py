@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 class SoakCheckError(AgentsimError, AssertionError):
     """A long call broke a soak bound. Fields: ``check`` (which: ``"p95
     latency"``, ``"max latency"``, ``"tracker drift"``, ``"rules"``,
-    ``"unanswered"``, ``"memory growth"``), ``limit`` and ``measured``."""
+    ``"unanswered"``, ``"resumed"``, ``"lost answers"``, ``"double answers"``,
+    ``"memory growth"``), ``limit`` and ``measured``."""
 
     def __init__(self, check: str, limit: float, measured: float, detail: str = "") -> None:
         self.check = check
@@ -43,11 +44,18 @@ def check_call(
     drift_ms: float | None = None,
     unanswered: int | None = 0,
     rules: bool = True,
+    resumed: bool = True,
+    lost_answers: int | None = 0,
+    double_answers: int | None = 0,
 ) -> None:
     """Hold a call's report to bounds (seconds for latencies, from the end
     of the caller's speech to the first audio heard; milliseconds of drift
     between the SDK's playback tracker and the player; turns left
-    unanswered; no server rule broken). None skips a bound::
+    unanswered; no server rule broken). Across sessions: ``resumed`` fails
+    a call whose line went dead before the caller was done (a session ended
+    and the app never opened another); ``lost_answers`` bounds the turns
+    whose answer was lost with their session, ``double_answers`` the turns
+    answered twice. None (or False) skips a bound::
 
         check_call(caller.report(), p95=2.5, max_latency=4.0, drift_ms=50)
     """
@@ -60,6 +68,14 @@ def check_call(
             non_negative(name, bound, expected="a bound >= 0, or None to skip it")
     if rules and report.violations:
         raise SoakCheckError("rules", 0, len(report.violations), "; ".join(report.violations[:3]))
+    if resumed and report.dropped:
+        raise SoakCheckError(
+            "resumed", 1, 0, f"the server ended session {report.sessions} at {report.minutes:.1f} min and the app opened no new one: the call ended before the caller hung up"
+        )
+    if lost_answers is not None and report.lost_answers > lost_answers:
+        raise SoakCheckError("lost answers", lost_answers, report.lost_answers, "turns whose answer was lost when their session ended")
+    if double_answers is not None and report.double_answers > double_answers:
+        raise SoakCheckError("double answers", double_answers, report.double_answers, "turns answered more than once (a question asked again of a new session)")
     if unanswered is not None and report.unanswered > unanswered:
         raise SoakCheckError("unanswered", unanswered, report.unanswered, "turns whose answer was never heard")
     if p95 is not None and report.latency_p95 is not None and report.latency_p95 > p95:

@@ -56,7 +56,11 @@ class Race:
 
 def races() -> list[Race]:
     transfer = _load("transfer_at_session_limit")
-    return [Race("app: transfer at the session limit", transfer.racy, transfer.fixed, (transfer.WINDOW_START, transfer.WINDOW_END), transfer.TRANSFER_AT / 60)]
+    sdk = _load("transfer_across_sdk_sessions")
+    return [
+        Race("app: transfer at the session limit", transfer.racy, transfer.fixed, (transfer.WINDOW_START, transfer.WINDOW_END), transfer.TRANSFER_AT / 60),
+        Race("SDK RealtimeSession, scripted transport: transfer across sessions", sdk.racy, sdk.fixed, (sdk.WINDOW_START, sdk.WINDOW_END), sdk.TRANSFER_AT / 60),
+    ]
 
 
 def cpu() -> float:
@@ -67,7 +71,7 @@ def cpu() -> float:
 def sweep(fn: Callable[..., Any], *, seed: int, runs: int, focus: tuple[float, float] | None) -> tuple[int, bool, float, float]:
     """Runs made, whether it failed, CPU seconds and wall seconds."""
     started, wall = cpu(), time.perf_counter()
-    report = agentsim.explore(fn, runs=runs, seed=seed, focus=focus, database=None, shrink_failures=False)
+    report = agentsim.explore(fn, runs=runs, seed=seed, focus=focus, database=None, shrink_failures=False, wall_timeout=600)
     return report.runs_executed, bool(report.failures), cpu() - started, time.perf_counter() - wall
 
 
@@ -77,11 +81,14 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=300, help="runs a sweep may take to find the race")
     parser.add_argument("--twin-runs", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="one seed, cap 100, twin 50 (a smoke run)")
+    parser.add_argument("--only", default=None, help="run only the races whose name contains this")
     arguments = parser.parse_args()
     if arguments.quick:
         arguments.seeds, arguments.cap, arguments.twin_runs = arguments.seeds[:1], 100, 50
     print(f"{os.cpu_count()} cores; cap {arguments.cap} runs per sweep; CPU s = this process and its children")
     for race in races():
+        if arguments.only and arguments.only not in race.name:
+            continue
         print(f"\n{race.name} (the coincidence at minute {race.minute:.1f}; focus {race.window[0]:g}-{race.window[1]:g} s)")
         print(f"{'seed':>6} | {'whole: runs':>11} {'CPU s':>8} | {'focused: runs':>13} {'CPU s':>8} {'wall s':>7} | {'CPU ratio':>9}")
         for seed in arguments.seeds:
@@ -90,7 +97,7 @@ def main() -> None:
             found = lambda result: f"{result[0]}" if result[1] else f">{result[0]}"  # noqa: E731
             ratio = whole[2] / focused[2] if focused[2] else float("inf")
             print(f"{seed:>6} | {found(whole):>11} {whole[2]:>8.1f} | {found(focused):>13} {focused[2]:>8.2f} {focused[3]:>7.2f} | {ratio:>8.1f}x")
-        twin = agentsim.explore(race.fixed, runs=arguments.twin_runs, focus=race.window, database=None)
+        twin = agentsim.explore(race.fixed, runs=arguments.twin_runs, focus=race.window, database=None, wall_timeout=600)
         print(f"fixed twin, focused: {len(twin.failures)} failure(s) in {twin.runs_executed} runs ({twin.distinct_timings} distinct timings)")
         assert twin.branching is not None
         print(twin.branching.sentence())

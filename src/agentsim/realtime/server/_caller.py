@@ -32,6 +32,8 @@ PHRASES = ("where is my order", "can you check the delivery date", "what about m
 ANSWER_WAIT = 60.0
 #: How often a caller whose session ended listens for a new one.
 RECONNECT_POLL = 0.25
+#: How long a caller waits, in a new session, for the answer its old one owed.
+RESUMED_ANSWER_WAIT = 10.0
 
 
 def _lookup(turn: int) -> CallTool:
@@ -249,6 +251,7 @@ class SimulatedCaller:
         #: Sessions the app had opened before the call (the first of the call among them).
         self._sessions_before = 0
         self._dropped = False
+        self._end = 0.0
         #: Answers heard when the last turn's speech ended (None: no turn yet).
         self._heard_at_last_turn: int | None = None
         self._latencies: list[float] = []
@@ -275,7 +278,7 @@ class SimulatedCaller:
         rng = seeded_random(f"caller:{self.name}")
         self._started_at = loop.time()
         self._sessions_before = self._sessions() - (0 if self.server.closed else 1)
-        end = self._started_at + self.minutes * 60
+        end = self._end = self._started_at + self.minutes * 60
         await sleep_between(*self.pause)
         turn = 0
         while loop.time() + self.speaking[1] < end:
@@ -339,12 +342,20 @@ class SimulatedCaller:
         await asyncio.sleep(seconds)
         spoken = loop.time()
         self._heard_at_last_turn = heard_before
-        if await self._ear.until(lambda: len(self._ear.started) > heard_before or self._session_ended(sessions), ANSWER_WAIT) and len(self._ear.started) > heard_before:
+
+        def heard() -> bool:
+            return len(self._ear.started) > heard_before
+
+        await self._ear.until(lambda: heard() or self._session_ended(sessions), ANSWER_WAIT)
+        ended = not heard() and self._session_ended(sessions)
+        if ended and await self._reconnected(self._end):
+            # On the line still: the answer may come in the new session.
+            await self._ear.until(heard, max(0.0, min(RESUMED_ANSWER_WAIT, spoken + ANSWER_WAIT - loop.time())))
+        if heard():
             self._latencies.append(loop.time() - spoken)
         else:
             self._counts["unanswered"] += 1
-            if self._session_ended(sessions):
-                self._counts["lost_answers"] += 1
+            self._counts["lost_answers"] += ended
 
     def _session_ended(self, sessions: int) -> bool:
         """Whether the session a turn was spoken in has ended."""

@@ -85,8 +85,10 @@ async def _session(line: _Line, *, until: float, on_turn: Any) -> None:
         async with await runner.run() as session:
             line.session = session
             line.open.set()
-            async for _ in session:
-                pass
+            async for event in session:
+                data = getattr(event, "data", None)
+                if event.type == "raw_model_event" and getattr(data, "type", None) == "connection_status" and data.status == "disconnected":
+                    break  # (0.13.6 keeps a closed session's stream open: the app leaves on the status)
             line.open.clear()
 
     await transport.run_scenario(scenario=server, exercise=app, timeout=None)

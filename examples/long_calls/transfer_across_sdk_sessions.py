@@ -11,14 +11,16 @@ starts a transfer in the background (1.0-2.0 s to arrange, 0.2-0.6 s for
 the answer to come back), then tells the model it is done
 (``session.send_message``).
 
-``racy``: tells the session it started with, which may have expired by
-then (the SDK raises the transport's ``RealtimeTransportDisconnectedError``).
-``fixed``: waits for a session to be open and tells that one.
+``racy``: tells the app's latest session, which is the expired one while
+the app reconnects (the SDK raises the transport's
+``RealtimeTransportDisconnectedError``). ``fixed``: waits for a session to
+be open and tells that one.
 
 The stock schedule passes (the transfer answers 1.9 s in, the limit falls
-at 2.3 s); it fails only when arranging runs long and the answer crosses
-the limit, a few seconds of minute 27 that a whole-run sweep reaches only
-when the pauses before it add up to their nominal sum.
+at 2.3 s, the new session opens a second later); it fails only when
+arranging runs long and the answer lands in that second, a coincidence in
+minute 27 that a whole-run sweep reaches only when the pauses before it
+add up to about their nominal sum.
 """
 
 from __future__ import annotations
@@ -99,13 +101,11 @@ async def _call(*, wait_for_session: bool) -> list[str]:
     tasks: list[asyncio.Task[None]] = []
 
     async def transfer() -> None:
-        started_with = line.session
         await sleep_between(1.0, 2.0)  # arranging the transfer
         await sleep_between(0.2, 0.6)  # its answer comes back
-        target = started_with
         if wait_for_session:
             await line.open.wait()
-            target = line.session
+        target = line.session  # the latest session: closed while the app reconnects
         assert target is not None
         try:
             await target.send_message("The transfer is arranged.")

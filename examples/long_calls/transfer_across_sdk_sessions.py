@@ -2,8 +2,10 @@
 sent to the session that expired while it was on its way.
 
 A 30-minute support call on the real ``RealtimeSession`` over the scripted
-transport (``ScriptedRealtimeTransport``): every turn the model streams
-3.5 s of assistant audio in 20 ms chunks, then the caller pauses 1.5-4.5 s.
+transport (``ScriptedRealtimeTransport``): every turn the model starts
+answering after 0.2-0.9 s and streams 3.5 s of assistant audio in 20 ms
+chunks, then the caller pauses 1.5-4.5 s; the app sends the caller's
+microphone audio every 100 ms.
 The transport ends the first session at the service's limit
 (``SESSION_LIMIT``, an absolute instant of the call); the app connects a
 new session a second later and the call goes on. In minute 27 the app
@@ -34,12 +36,12 @@ from agentsim.realtime import ScriptedRealtimeTransport
 from agentsim.timing import sleep_between
 
 CALL_SECONDS = 30 * 60
-#: A turn: 3.5 s of audio (and its last chunk's and the turn events' few
-#: milliseconds), a pause of 1.5-4.5 s.
-TURN = 6.5
-TRANSFER_TURN = 249
+#: A turn in the stock schedule: the model's first audio after 0.2-0.9 s,
+#: 3.5 s of audio, a pause of 1.5-4.5 s.
+TURN = 0.55 + 3.5 + 3.0
+TRANSFER_TURN = 229
 #: When the app starts the transfer in the stock schedule: the end of that turn's audio.
-TRANSFER_AT = TRANSFER_TURN * TURN + 3.5
+TRANSFER_AT = TRANSFER_TURN * TURN + 0.55 + 3.5
 SESSION_LIMIT = TRANSFER_AT + 2.3
 RECONNECT = 1.0
 WINDOW_START, WINDOW_END = TRANSFER_AT - 1.0, TRANSFER_AT + 6.0
@@ -70,6 +72,7 @@ async def _session(line: _Line, *, until: float, on_turn: Any) -> None:
     async def turns() -> None:
         while True:
             turn = line.turns
+            await sleep_between(0.2, 0.9)  # the model's first audio
             await transport.stream_audio(item_id=f"item_{turn}", response_id=f"r{turn}", duration=3.5)
             line.turns += 1
             on_turn(turn)
@@ -87,13 +90,29 @@ async def _session(line: _Line, *, until: float, on_turn: Any) -> None:
         async with await runner.run() as session:
             line.session = session
             line.open.set()
-            async for event in session:
-                data = getattr(event, "data", None)
-                if event.type == "raw_model_event" and getattr(data, "type", None) == "connection_status" and data.status == "disconnected":
-                    break  # (0.13.6 keeps a closed session's stream open: the app leaves on the status)
+
+            async def microphone() -> None:
+                while True:  # the caller's audio, 100 ms at a time, all session long
+                    await asyncio.sleep(0.1)
+                    await session.send_audio(b"\0\0")
+
+            mic = asyncio.create_task(microphone(), name="microphone")
+            try:
+                await _listen(session)
+            finally:
+                mic.cancel()
+                await asyncio.gather(mic, return_exceptions=True)
             line.open.clear()
 
     await transport.run_scenario(scenario=server, exercise=app, timeout=None)
+
+
+async def _listen(session: RealtimeSession) -> None:
+    """The session's events until the transport says it disconnected."""
+    async for event in session:
+        data = getattr(event, "data", None)
+        if event.type == "raw_model_event" and getattr(data, "type", None) == "connection_status" and data.status == "disconnected":
+            break  # (0.13.6 keeps a closed session's stream open: the app leaves on the status)
 
 
 async def _call(*, wait_for_session: bool) -> list[str]:

@@ -210,3 +210,11 @@ def test_trio_re_simulates_each_prefix_and_finds_the_order_race() -> None:
     for failure in report.failures:
         assert all(69.0 <= each < 72.0 for each in _deviation_seconds(failure.trace))
         assert isinstance(agentsim.replay(programs.trio_race, schedule=failure.schedule, backend="trio").exception, AssertionError)
+
+
+def test_a_focused_sweep_takes_no_executor() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool, pytest.raises(SimulationConfigError) as raised:
+        agentsim.explore(programs.fixed, runs=3, focus=WINDOW, executor=pool, database=None)
+    assert raised.value.parameter == "executor"

@@ -133,8 +133,7 @@ def explore(
     db = FailureDatabase(database) if database is not None else None
     pipeline = _Pipeline(runner, db, key, repro or python_repro(async_fn), options, passthrough, observer)
     if options.focus is not None:
-        focused = FocusedSweep(options.focus, strategy, seeds if seeds is not None else range(seed, seed + runs), pct_depth=pct_depth, at_once=processes if processes > 1 else None)
-        return _explore_focused(pipeline, SavedFailures(db, key), focused, progress)
+        return _explore_focused(pipeline, SavedFailures(db, key), _focused_sweep(options, seeds, processes, executor), progress)
     if strategy == EXHAUSTIVE:
         exhaustive = ExhaustiveSweep(seed, options.max_deviations, runs, processes=processes, executor=executor)
         exhaustive.prepare(async_fn)
@@ -154,6 +153,15 @@ def explore(
         if pipeline.take(source, progress=progress, total=len(sweep.seeds)):
             break
     return pipeline.finish()
+
+
+def _focused_sweep(options: ExploreOptions, seeds: range | None, processes: int, executor: Executor | None) -> FocusedSweep:
+    """The focused sweep of ``options`` (``focus`` set)."""
+    if executor is not None:
+        raise SimulationConfigError("executor", executor, "None with focus= (a focused sweep forks its branches on this machine, one per core)")
+    assert options.focus is not None
+    run_seeds = seeds if seeds is not None else range(options.seed, options.seed + options.runs)
+    return FocusedSweep(options.focus, options.strategy, run_seeds, pct_depth=options.pct_depth, at_once=processes if processes > 1 else None)
 
 
 def _explore_focused(pipeline: _Pipeline, saved: SavedFailures, sweep: FocusedSweep, progress: Callable[[int, int], None] | None) -> ExploreReport:

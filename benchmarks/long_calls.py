@@ -57,11 +57,9 @@ class Race:
 def races() -> list[Race]:
     transfer = _load("transfer_at_session_limit")
     sdk = _load("transfer_across_sdk_sessions")
-    lost = _load("answer_lost_at_session_limit")
     return [
         Race("app: transfer at the session limit", transfer.racy, transfer.fixed, (transfer.WINDOW_START, transfer.WINDOW_END), transfer.TRANSFER_AT / 60),
         Race("SDK RealtimeSession, scripted transport: transfer across sessions", sdk.racy, sdk.fixed, (sdk.WINDOW_START, sdk.WINDOW_END), sdk.TRANSFER_AT / 60),
-        Race("simulated server, SimulatedCaller: an answer lost at the session limit", lost.racy, lost.fixed, (lost.WINDOW_START, lost.WINDOW_END), lost.LIMIT / 60),
     ]
 
 

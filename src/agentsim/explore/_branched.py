@@ -1,13 +1,13 @@
 """A focused sweep: base runs, checkpoints, and branches from them.
 
-For each base run (the stock schedule; with ``Focus.bases > 1`` also runs
-whose prefix drifts) the sweep first runs it whole, once: it is a run of the
-sweep like any other, it says where the focus's moments fell, and its CPU
-time is what a whole-run sweep pays per run. Then the branches: each
+Each base run (the stock schedule; with ``Focus.bases > 1`` also runs
+whose prefix drifts) is a run of the sweep like any other. For a focus on
+moments it runs whole first, here (where the moments fell is known only
+then); for a window it is the holder's own run. Then the branches: each
 explored run keeps the base's prefix and deviates only inside one window,
 under its own member of the strategy. With ``os.fork()`` (``_forking.py``)
-the prefix runs once more and every branch starts from its state; without
-it every branch re-simulates its prefix. Both give the same schedules in the
+the prefix runs once and every branch starts from its state; without it
+every branch re-simulates its prefix. Both give the same schedules in the
 same order, so the same report.
 
 Each branch's schedule is a replay schedule of the base seed (its
@@ -37,6 +37,7 @@ from ._runner import Runner
 from ._schedule import Schedule
 from ._shrink import OriginKey, result_origin
 from ._sources import Candidate
+
 
 def check_focus_strategy(strategy: object) -> None:
     """A focused sweep explores windows inside its focus: fifo, jitter and exhaustive cannot."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -171,3 +172,48 @@ def test_save_takes_schedule_strings_and_refuses_other_values(tmp_path: Path) ->
         database.save("tests:key", 7)  # type: ignore[arg-type]
     with pytest.raises(agentsim.SimulationConfigError, match="key"):
         database.save(b"tests:key", "7:random")  # type: ignore[arg-type]
+
+
+def test_a_save_reads_no_other_entry_and_replaces_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    database = FailureDatabase(tmp_path)
+    for seed in range(50):
+        database.save("tests:many", f"{seed}:random")
+    reads: list[Path] = []
+    original = Path.read_bytes
+
+    def counting(path: Path) -> bytes:
+        reads.append(path)
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    database.save("tests:many", "7:random", "7:fifo+3=1")
+    assert reads == []  # (before: every entry of the key was read at each save)
+    monkeypatch.undo()
+    entries = {entry.schedule.encode(): entry for entry in database.fetch("tests:many")}
+    assert len(entries) == 50 and entries["7:random"].minimal == Schedule.decode("7:fifo+3=1")
+
+
+def test_a_key_keeps_a_bounded_number_of_entries_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentsim.explore import _database
+
+    monkeypatch.setattr(_database, "MAX_ENTRIES_PER_KEY", 3)
+    database = FailureDatabase(tmp_path)
+    for seed in range(6):
+        database.save("tests:bounded", f"{seed}:random")
+        path = database._path("tests:bounded", Schedule.decode(f"{seed}:random"))
+        os.utime(path, ns=(seed * 10**9, seed * 10**9))  # (mtimes apart, whatever the file system's resolution)
+    database.save("tests:bounded", "6:random")
+    assert [entry.schedule.seed for entry in database.fetch("tests:bounded")] == [4, 5, 6]
+
+
+def test_an_entry_of_the_earlier_naming_is_superseded_by_a_save(tmp_path: Path) -> None:
+    database = FailureDatabase(tmp_path)
+    old = json.dumps({"format": 1, "schedule": "9:random", "minimal": None}, sort_keys=True).encode()
+    path = database._store._value_path(b"tests:old", old)  # named by its value, as before
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(old)
+    database.save("tests:old", "9:random", "9:fifo+1=1")
+    (entry,) = database.fetch("tests:old")
+    assert entry.minimal == Schedule.decode("9:fifo+1=1")
+    database.delete("tests:old", "9:random")
+    assert database.fetch("tests:old") == []

@@ -9,6 +9,12 @@ processes (pytest-xdist workers, parallel CI jobs) lose no entry, and a
 write killed at any moment leaves no partial entry. An entry is one failure:
 the schedule that failed and the minimal schedule shrinking found, so a
 rerun replays the minimal one and need not shrink again.
+
+An entry's file is named by its *schedule* (hypothesis's hash of it), so
+saving a schedule again replaces its entry in place: a save reads no other
+entry (a sweep's saves cost the same at 10 entries as at 1,000). A key
+keeps at most :data:`MAX_ENTRIES_PER_KEY` entries (hypothesis keeps a
+bounded corpus too): past it, a save drops the oldest files.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ DEFAULT_DIRECTORY = ".agentsim"
 STALE_TEMP_SECONDS = 600.0
 
 _FORMAT = 1
+
+#: The entries one key keeps at most; a save past it forgets the oldest.
+MAX_ENTRIES_PER_KEY = 1000
 
 
 class FailureDatabaseWarning(AgentsimWarning):
@@ -93,13 +102,20 @@ class FailureDatabase:
         """Every readable entry of ``key``, oldest schedule first (by seed);
         an unreadable one is skipped with :class:`CorruptFailureEntryWarning`."""
         _check_key(key)
-        entries = []
+        entries: dict[str, tuple[bool, SavedFailure]] = {}
         for path, value in self._files(key):
             try:
-                entries.append(_decode(value))
+                entry = _decode(value)
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 warnings.warn(CorruptFailureEntryWarning(path, str(error) or type(error).__name__), stacklevel=2)
-        return sorted(entries, key=lambda entry: (entry.schedule.seed, entry.schedule.encode()))
+                continue
+            # One entry per schedule: the one named by it wins over an entry
+            # of the earlier naming (by its value), which a save replaced.
+            current = path == self._path(key, entry.schedule)
+            name = entry.schedule.encode()
+            if name not in entries or current:
+                entries[name] = (current, entry)
+        return sorted((entry for _, entry in entries.values()), key=lambda entry: (entry.schedule.seed, entry.schedule.encode()))
 
     def load(self, key: str) -> list[Schedule]:
         """The failing schedules of ``key`` (see :meth:`fetch`)."""
@@ -114,12 +130,10 @@ class FailureDatabase:
         schedule = _as_schedule("schedule", schedule)
         minimal = _as_schedule("minimal", minimal) if minimal is not None else None
         entry = _encode(SavedFailure(schedule, minimal))
-        path = self._store._value_path(key.encode(), entry)
+        path = self._path(key, schedule)
         try:
-            for value in self._store.fetch(key.encode()):
-                if value != entry and _schedule_of(value) == schedule.encode():
-                    self._store.delete(key.encode(), value)
             _write_whole(path, entry)
+            self._bound(path.parent)
         except OSError as error:
             warnings.warn(FailureDatabaseWarning(path, error.strerror or str(error)), stacklevel=2)
 
@@ -127,9 +141,30 @@ class FailureDatabase:
         """Forget ``schedule`` under ``key`` (the bug is fixed)."""
         _check_key(key)
         schedule = _as_schedule("schedule", schedule)
-        for value in self._store.fetch(key.encode()):
+        with contextlib.suppress(OSError):
+            self._path(key, schedule).unlink()
+        for path, value in self._files(key):  # entries of the earlier naming (by their value)
             if _schedule_of(value) == schedule.encode():
-                self._store.delete(key.encode(), value)
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    def _path(self, key: str, schedule: Schedule) -> Path:
+        """Where ``schedule``'s entry of ``key`` lives: named by the schedule."""
+        return Path(self._store._value_path(key.encode(), schedule.encode().encode()))
+
+    @staticmethod
+    def _bound(directory: Path) -> None:
+        """Keep at most :data:`MAX_ENTRIES_PER_KEY` entries: the oldest go."""
+        names = [name for name in os.listdir(directory) if not name.startswith(".")]
+        if len(names) <= MAX_ENTRIES_PER_KEY:
+            return
+        dated = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                dated.append(((directory / name).stat().st_mtime_ns, name))
+        for _, name in sorted(dated)[: len(dated) - MAX_ENTRIES_PER_KEY]:
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()
 
     def _files(self, key: str) -> list[tuple[Path, bytes]]:
         """The entries of ``key`` with their files (a file is named by the hash

@@ -152,8 +152,9 @@ def test_the_report_says_what_branching_did() -> None:
     assert report.runs_executed == 30 and report.stock_choice_points is None  # run 0 counted with the others
 
 
-def test_a_focused_failure_shrinks_inside_the_window_and_replays() -> None:
-    report = agentsim.explore(programs.racy, runs=80, seed=0, focus=WINDOW, database=None)
+@pytest.mark.parametrize("seed", [0, 100])
+def test_a_focused_failure_shrinks_inside_the_window_and_replays(seed: int) -> None:
+    report = agentsim.explore(programs.racy, runs=80, seed=seed, focus=WINDOW, database=None)
     failure = report.failures[0]
     assert failure.minimal is not None and failure.minimal.deviations
     assert all(WINDOW[0] <= each < WINDOW[1] for each in _deviation_seconds(failure.minimal.trace))

@@ -84,8 +84,9 @@ def test_the_app_that_never_reconnects_fails_check_call_naming_the_cause(seed: i
     assert "opened no new one" in str(raised.value) and "before the caller hung up" in str(raised.value)
 
 
-def test_a_question_asked_again_of_the_new_session_is_a_double_answer() -> None:
-    report = agentsim.run(partial(call, reconnect=True, ask_again=True), 5.0, seed=1, wall_timeout=120)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_question_asked_again_of_the_new_session_is_a_double_answer(seed: int) -> None:
+    report = agentsim.run(partial(call, reconnect=True, ask_again=True), 5.0, seed=seed, wall_timeout=120)
     assert report.sessions == 3 and report.double_answers >= 1
     with pytest.raises(SoakCheckError) as raised:
         check_call(report, lost_answers=None, unanswered=None)

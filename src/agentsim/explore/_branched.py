@@ -200,7 +200,7 @@ class _Base:
                 return
         finally:
             holder.close()
-        for branch in sorted(branches, key=lambda each: each.checkpoint)[done:]:
+        for branch in branches[done:]:  # (already in checkpoint order)
             yield self._resimulated(windows, branch)
         if with_base_run:
             yield self.whole_run()
@@ -233,8 +233,8 @@ class _Base:
             got = holder.result(key)
             if got is None:
                 return self.runner.run(schedule)
-            (outcome, origin), _ = got
-            return BranchedRun(BranchedFailure(origin) if origin is not None else None, origin, outcome.digest)
+            _, origin = got[0]
+            return BranchedRun(BranchedFailure(origin) if origin is not None else None, origin)
 
         return run
 
@@ -256,7 +256,6 @@ class BranchedRun:
 
     exception: BaseException | None
     origin_key: OriginKey | None
-    digest: str
 
 
 class BranchedFailure(Exception):

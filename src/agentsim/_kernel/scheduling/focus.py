@@ -7,16 +7,16 @@ made before its window as a *base* chooser does (the stock order, or a
 seeded drift of the prefix), every choice inside ``[start, end)`` as its
 *inner* strategy does, and every choice after the window in stock order. So
 all the runs of one base share their prefix exactly, which is what lets the
-explorer run that prefix once and branch from it (``explore/_branching.py``).
+explorer run that prefix once and branch from it (``explore/_forking.py``).
 
 Every focused run is numbered as a ``timed`` replay numbers its choices
 (windows explored, lone delays timed: ``windows`` and ``times_delays`` are
 always True, whatever the inner strategy), so a branch's schedule is a plain
 replay schedule (``"SEED:timed+N=K,..."``) that replays from scratch.
 
-The chooser calls ``checkpoint(index)`` at the first choice made at or after
-each of ``checkpoints`` (ticks): the branching process forks there, and each
-child :meth:`FocusChooser.enter` s a window of its own.
+The chooser calls ``on_checkpoint(index, chooser)`` at the first choice
+made at or after each of ``checkpoints`` (ticks): the holder process forks
+there, and each child takes a window of its own (:meth:`FocusChooser.enter`).
 """
 
 from __future__ import annotations
@@ -116,7 +116,6 @@ class FocusChooser(TrustedChooser):
         self._start, self._end = policy.window
         self._checkpoints = list(policy.checkpoints)
         self._next_checkpoint = self._checkpoints[0] if self._checkpoints else math.inf
-        self._index = 0
         #: The first choice inside the window: told as "options changed".
         self._fresh = True
 
@@ -166,8 +165,6 @@ class FocusChooser(TrustedChooser):
             index = len(self._focus.checkpoints) - len(self._checkpoints) - 1
             if hook is not None:
                 hook(index, self)  # a branch returns from it inside its own window
-            if not self._checkpoints:
-                break
         self._next_checkpoint = self._checkpoints[0] if self._checkpoints else math.inf
 
     @property

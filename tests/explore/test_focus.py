@@ -219,3 +219,21 @@ def test_a_focused_sweep_takes_no_executor() -> None:
     with ThreadPoolExecutor(1) as pool, pytest.raises(SimulationConfigError) as raised:
         agentsim.explore(programs.fixed, runs=3, focus=WINDOW, executor=pool, database=None)
     assert raised.value.parameter == "executor"
+
+
+def test_a_holder_that_dies_falls_back_to_re_simulating_with_the_same_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from agentsim.explore import _forking
+
+    def dies(self: object, index: int, chooser: object) -> None:
+        os._exit(3)  # the holder process is killed at its checkpoint
+
+    resimulated = agentsim.explore(programs.racy, runs=20, seed=300, focus=Focus(window=WINDOW, fork=False), database=None, stop_on_first=False, shrink_failures=False)
+    monkeypatch.setattr(_forking._Holder, "_park", dies)
+    forked = agentsim.explore(programs.racy, runs=20, seed=300, focus=WINDOW, database=None, stop_on_first=False, shrink_failures=False)
+    assert forked.branching is not None and "ended without answering" in forked.branching.fallback
+    assert "until the holder process ended" in forked.format()
+    assert forked.runs_executed == resimulated.runs_executed == 20
+    assert forked.distinct_timings == resimulated.distinct_timings
+    assert [failure.schedule.encode() for failure in forked.failures] == [failure.schedule.encode() for failure in resimulated.failures]

@@ -30,7 +30,7 @@ from .._kernel.scheduling import SchedulingPolicy
 from .._kernel.scheduling.focus import FocusedPolicy, drift_policy, focus_member
 from .._kernel.simulation import SimulationResult
 from ._focus import Focus, seconds_to_ticks
-from ._forking import Branch, Checkpoint, HolderProcess, cpu_seconds, fork_available
+from ._forking import Branch, BranchingUnavailable, Checkpoint, HolderProcess, cpu_seconds, fork_available
 from ._parallel import RunOutcome, outcome_of
 from ._report import Branching
 from ._runner import Runner
@@ -198,6 +198,9 @@ class _Base:
                 self.sweep.spent(cpu - self._prefix_cpu, base=True)
                 yield self._base_candidate(outcome, self._replayed(outcome))
                 return
+        except BranchingUnavailable as error:
+            # The holder died (or failed): what is left re-simulates, with the same schedules.
+            self.sweep.branching.fallback = str(error).splitlines()[0]
         finally:
             holder.close()
         for branch in branches[done:]:  # (already in checkpoint order)
@@ -229,8 +232,11 @@ class _Base:
             if holder.checkpoint is not checkpoint or not same_prefix or min(deviations, default=checkpoint.choices) < checkpoint.choices:
                 return self.runner.run(schedule)
             key = ("replay", next(counter))
-            holder.replay(key, start, deviations)
-            got = holder.result(key)
+            try:
+                holder.replay(key, start, deviations)
+                got = holder.result(key)
+            except (BranchingUnavailable, OSError):
+                got = None  # the holder is gone: from scratch, here
             if got is None:
                 return self.runner.run(schedule)
             _, origin = got[0]

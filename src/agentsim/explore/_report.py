@@ -298,6 +298,9 @@ class Branching:
     #: CPU seconds a whole-run sweep of as many runs would have spent (each
     #: run as long as the base runs, which were measured).
     whole_run_cpu_seconds: float = 0.0
+    #: Why forking stopped part-way ("" if it did not): the holder process
+    #: ended, and the runs left re-simulated their prefix (same schedules).
+    fallback: str = ""
 
     def sentence(self) -> str:
         """One line for the summary."""
@@ -305,6 +308,8 @@ class Branching:
         if len(self.checkpoints) > 6:
             where += f", ... ({len(self.checkpoints)} in all)"
         how = "forked" if self.forked else "re-simulating each prefix"
+        if self.fallback:
+            how += f" until the holder process ended ({self.fallback}), then re-simulating"
         saving = ""
         if self.cpu_seconds > 0 and self.whole_run_cpu_seconds > 0:
             saving = f" ({self.whole_run_cpu_seconds / self.cpu_seconds:.1f}x less)"

@@ -300,7 +300,7 @@ class SimulatedCaller:
 
     def _sessions(self) -> int:
         """Sessions the server has accepted so far (refused handshakes left out)."""
-        return sum(1 for request in self.server.connections if getattr(request, "rejected", None) is None)
+        return sum(1 for request in self.server.connections if request.rejected is None)
 
     async def _reconnected(self, end: float) -> bool:
         """The server ended the session: stay on the line ``reconnect_wait``

@@ -12,6 +12,7 @@ a call and a sweep explores calls. ``report()`` says what happened.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -191,7 +192,12 @@ class SimulatedCaller:
             playing.cancel()
         print(report.format())
 
-    Every decision is drawn from the simulation's seed: one seed, one call.
+    Every decision (what is said, which turn asks for a tool, a barge-in, a
+    silence) is drawn from the simulation's seed: one seed, one call, and a
+    sweep explores calls. ``call_seed`` fixes the call instead: every run of
+    a sweep is the same call, and what the sweep varies is its schedule
+    (the order of events, where each latency lands), as a race late in a
+    call needs.
     """
 
     def __init__(
@@ -212,6 +218,7 @@ class SimulatedCaller:
         silence: float = 0.0,
         hang_up: bool = True,
         reconnect_wait: float = 10.0,
+        call_seed: int | str | None = None,
         name: str = "caller",
     ) -> None:
         from ._server import SimulatedRealtimeServer
@@ -229,6 +236,8 @@ class SimulatedCaller:
             raise SimulationConfigError("follow_up", follow_up, "a Reply: the answer after a tool call")
         if not isinstance(hang_up, bool) or not isinstance(name, str):
             raise SimulationConfigError("hang_up/name", (hang_up, name), "a bool and a str")
+        if call_seed is not None and (isinstance(call_seed, bool) or not isinstance(call_seed, (int, str))):
+            raise SimulationConfigError("call_seed", call_seed, "an int or str that fixes the call across runs, or None to draw it from the run's seed")
         self.server = server
         self.player = player
         self.minutes = float(minutes)
@@ -244,6 +253,7 @@ class SimulatedCaller:
         self.follow_up = follow_up
         self.reconnect_wait = non_negative("reconnect_wait", reconnect_wait, expected="seconds the caller stays on the line for a new session (>= 0)")
         self.hang_up = hang_up
+        self.call_seed = call_seed
         self.name = name
         self._ear = _Ear()
         self._task: asyncio.Task[CallReport] | None = None
@@ -275,7 +285,7 @@ class SimulatedCaller:
     async def run(self) -> CallReport:
         """The whole call (``start()`` runs it as a task); returns the report."""
         loop = asyncio.get_running_loop()
-        rng = seeded_random(f"caller:{self.name}")
+        rng = self._decisions()
         self._started_at = loop.time()
         self._sessions_before = self._sessions() - (0 if self.server.closed else 1)
         end = self._end = self._started_at + self.minutes * 60
@@ -297,6 +307,12 @@ class SimulatedCaller:
             self._hung_up = True
             await self.server.disconnect()
         return self.report()
+
+    def _decisions(self) -> random.Random:
+        """The call's generator: the run's seed's, or ``call_seed``'s (the same call in every run)."""
+        if self.call_seed is None:
+            return seeded_random(f"caller:{self.name}")
+        return random.Random(f"agentsim:caller:{self.name}:call:{self.call_seed}")
 
     def _sessions(self) -> int:
         """Sessions the server has accepted so far (refused handshakes left out)."""

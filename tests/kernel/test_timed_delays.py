@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 import agentsim
-from agentsim._kernel.scheduling.delays import DELAY_OPTIONS, DelayOptions
+from agentsim._kernel.scheduling.delays import DELAY_OPTIONS, FINE_LANDINGS, NAMED_LANDINGS, DelayOptions
 from agentsim._kernel.scheduling.portfolio import MEMBERS, member_for, member_seed
 from agentsim._kernel.scheduling.random_policy import landing
 from agentsim.explore import Schedule
@@ -25,12 +25,22 @@ def test_delay_options_pin_the_bounds_and_the_quarters() -> None:
     options = DelayOptions("reply#2", 0, 200, 400, 600)
     assert [options.instant(index) for index in range(len(DELAY_OPTIONS))] == [400, 600, 200, 500, 300]
     assert "latest" in options[1] and "reply#2" in options[1] and "nominal" in options[0]
+    # Then the fine landings, evenly spread over the window, addressable by index.
+    assert len(options) == NAMED_LANDINGS + FINE_LANDINGS
+    fine = [options.instant(NAMED_LANDINGS + k) for k in range(FINE_LANDINGS)]
+    assert fine[0] == 201 and fine[-1] == 599 and fine == sorted(fine) and len(set(fine)) == FINE_LANDINGS
+    assert "lands fine0, at +201.0" in options[NAMED_LANDINGS].replace(" ms", "") or "fine0" in options[NAMED_LANDINGS]
+    with pytest.raises(IndexError):
+        options[NAMED_LANDINGS + FINE_LANDINGS]
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_a_timed_sweep_lands_a_lone_delay_at_every_option(backend: str) -> None:
     landed = {agentsim.simulate(_landing, strategy="timed", seed=seed, backend=backend).unwrap() for seed in range(40)}
-    assert landed == {0.2, 0.3, 0.4, 0.5, 0.6}
+    # The bounds, the nominal instant, and fine landings in between: not a grid.
+    assert {0.2, 0.4, 0.6} <= landed and all(0.2 <= at <= 0.6 for at in landed)
+    assert len(landed - {0.2, 0.3, 0.4, 0.5, 0.6}) >= 8
+    assert any(at < 0.4 for at in landed - {0.2}) and any(at > 0.4 for at in landed - {0.6})
     # Random and PCT never move a window nothing overlaps; FIFO is nominal.
     for strategy in ("random", "pct", "fifo"):
         assert {agentsim.simulate(_landing, strategy=strategy, seed=seed, backend=backend).unwrap() for seed in range(10)} == {0.4}
@@ -63,11 +73,31 @@ def test_timed_schedules_encode_and_decode() -> None:
 
 
 def test_landing_shares() -> None:
-    # A share ``late`` of the delays lands late (latest or three quarters); the rest
-    # keep their window, or land early.
+    # A share ``late`` of the delays lands late (the latest instant, or a fine
+    # landing in the later half); the rest keep their window, land earliest,
+    # or land anywhere (a fine landing).
     picks = [landing(index / 1000, 0.5) for index in range(1000)]
-    assert picks.count(1) + picks.count(3) == 500
-    assert picks.count(1) == 350 and picks.count(0) == 300 and picks.count(2) == 100 and picks.count(4) == 100
+    late, rest = picks[:500], picks[500:]
+    assert late.count(1) == 200 and all(pick >= NAMED_LANDINGS + FINE_LANDINGS // 2 for pick in late if pick != 1)
+    assert rest.count(0) == 250 and abs(rest.count(2) - 75) <= 1  # (a boundary's float rounding)
+    anywhere = [pick - NAMED_LANDINGS for pick in rest if pick >= NAMED_LANDINGS]
+    assert abs(len(anywhere) - 175) <= 1 and min(anywhere) < FINE_LANDINGS // 10 and max(anywhere) > FINE_LANDINGS * 9 // 10
+    assert not {3, 4} & set(picks)  # the quarters are for enumeration and the shrinker
+
+
+async def _ten_pauses() -> float:
+    for _ in range(10):
+        await sleep_between(1.0, 6.0)
+    return agentsim.now()
+
+
+def test_timed_landings_add_up_off_the_grid() -> None:
+    # On the five named points alone a pause lands at 1 + k * 1.25 s, so ten of
+    # them end on a 1.25 s grid, and a race whose band lies between two of its
+    # points is never reached. Fine landings make the sum reach between them.
+    ends = [agentsim.simulate(_ten_pauses, strategy="timed", seed=seed).unwrap() for seed in range(12)]
+    offsets = {round((end - 10.0) % 1.25, 3) for end in ends}
+    assert len(offsets) >= 6, offsets
 
 
 def test_the_portfolio_draws_each_member_by_seed_and_names_it() -> None:

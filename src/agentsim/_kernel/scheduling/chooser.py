@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .choice_options import BatchOptions, RankedTimerOptions, TimerOptions
+from .delays import NAMED_LANDINGS
 from .kinds import ChoiceKind
 
 if TYPE_CHECKING:
@@ -120,8 +121,11 @@ class Chooser:
 
     def delay(self, options: Sequence[str]) -> int:
         """Where a timer with a window that fires alone lands (only asked of a
-        policy that times delays; ``delays.py``): 0 is its nominal instant."""
-        return self.choose("delay", options)
+        policy that times delays; ``delays.py``): 0 is its nominal instant.
+        Recorded with its named options only: enumeration tries those."""
+        chosen = self._checked("delay", options, 0)
+        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, NAMED_LANDINGS)
+        return chosen
 
     def eager(self) -> bool:
         """Whether a task made under asyncio's eager task factory starts eagerly."""
@@ -165,6 +169,11 @@ class TrustedChooser(Chooser):
     def choose(self, kind: ChoiceKind, labels: Sequence[str], fifo: int = 0) -> int:
         chosen = self.policy.choose(kind, labels)
         self._trace.record_choice(self._clock.ticks, kind, labels, chosen, fifo, len(labels))
+        return chosen
+
+    def delay(self, options: Sequence[str]) -> int:
+        chosen = self.policy.choose("delay", options)
+        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, NAMED_LANDINGS)
         return chosen
 
     def timer(self, length: int, fifo: int, unchanged: bool) -> int:

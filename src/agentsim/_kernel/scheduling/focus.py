@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .chooser import Chooser, TrustedChooser
+from .delays import NAMED_LANDINGS
 from .kinds import ChoiceKind, fifo_choice
 from .pct import PCTPolicy
 from .policy import SchedulingPolicy
@@ -206,7 +207,7 @@ class FocusChooser(TrustedChooser):
         part = self._phase()
         if part is not None and part.policy.times_delays:
             return part.delay(options)
-        self._trace.record_choice(self._clock.ticks, "delay", options, 0, 0, len(options))
+        self._trace.record_choice(self._clock.ticks, "delay", options, 0, 0, NAMED_LANDINGS)
         return 0
 
     def eager(self) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sortedcontainers import SortedList
 
 from ..validation import number
-from .delays import DELAY_OPTIONS
+from .delays import NAMED_LANDINGS, fine_landing
 from .choice_options import SORTED_FROM
 from .chooser import TrustedChooser
 from .policy import ChoiceKind, SchedulingPolicy
@@ -81,7 +81,7 @@ class RandomPolicy(SchedulingPolicy):
         self.uniforms = uniform_stream(self._uniform_seed).__next__
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
-        if kind == "delay" and self.late is not None and len(labels) == len(DELAY_OPTIONS):
+        if kind == "delay" and self.late is not None:
             return landing(self.uniforms(), self.late)
         if kind != "window" or not hasattr(labels, "in_order"):
             return int(self.uniforms() * len(labels))
@@ -94,13 +94,22 @@ class RandomPolicy(SchedulingPolicy):
 
 def landing(u: float, late: float) -> int:
     """The ``"delay"`` option (delays.py) a uniform ``u`` picks when a share
-    ``late`` of the delays lands late: at the latest instant (70% of those)
-    or three quarters of the way; the rest land at their nominal instant (60%), at
-    the earliest instant (20%) or a quarter of the way (20%)."""
+    ``late`` of the delays lands late: at the latest instant (40% of those)
+    or anywhere in the window's later half (a fine landing); the rest land at
+    their nominal instant (half of them), at the earliest instant (15%) or
+    anywhere in the window (35%, a fine landing).
+
+    The fine landings are what make a landing, or a sum of many, reachable
+    between the named points: on those alone every turn of a long call
+    falls on a grid that a race's narrow band can lie between. (One uniform
+    per choice, as before: the fraction is the rest of ``u``.)"""
     if u < late:
-        return 1 if u < late * 0.7 else 3
+        part = u / late
+        return 1 if part < 0.4 else fine_landing(0.5 + (part - 0.4) / 0.6 * 0.5)
     rest = (u - late) / (1.0 - late)
-    return 0 if rest < 0.6 else 2 if rest < 0.8 else 4
+    if rest < 0.5:
+        return 0
+    return 2 if rest < 0.65 else fine_landing((rest - 0.65) / 0.35)
 
 
 class TimedPolicy(RandomPolicy):
@@ -192,9 +201,9 @@ class RandomChooser(TrustedChooser):
 
     def delay(self, options: Sequence[str]) -> int:
         # A share ``late`` of the delays lands late (at the latest instant, or
-        # three quarters of the way); the rest land at their nominal instant or early.
+        # in the later half); the rest at their nominal instant, the earliest, or anywhere.
         chosen = landing(self._uniforms(), self._late)
-        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, 5)
+        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, NAMED_LANDINGS)
         return chosen
 
     def window(self, options: Sequence[str]) -> int:

@@ -93,6 +93,13 @@ def _versus_nominal(at: float, window: re.Match[str]) -> str:
     return f"{abs(gap):.3f} ms {'late' if gap > 0 else 'early'}"
 
 
+def _fine_words(name: str, landing: re.Match[str]) -> str:
+    """A fine landing (delays.py): how far through its window, in percent."""
+    low, high = float(landing["low"]), float(landing["high"])
+    share = (float(landing["at"]) - low) / (high - low) if high > low else 0.0
+    return f"{share:.1%} of the way" if name.startswith("fine") else name
+
+
 def _landing_words(task: str, stock: str) -> str:
     """A delay choice: where a windowed timer firing alone landed."""
     landing, nominal = _LANDING.match(task), _NOMINAL.match(stock)
@@ -100,7 +107,9 @@ def _landing_words(task: str, stock: str) -> str:
         return f"{task} (stock: {stock})"
     gap = float(landing["at"]) - float(nominal["nominal"])
     how = "late" if gap > 0 else "early"
+    name = landing["name"]
+    where = _LANDINGS.get(name) or _fine_words(name, landing)
     return (
-        f"{_delay_of(landing['who'])} landed at {_LANDINGS.get(landing['name'], landing['name'])} of its window: "
+        f"{_delay_of(landing['who'])} landed at {where} of its window: "
         f"{landing['at']} ms from this instant (window {landing['low']}-{landing['high']}, nominal {nominal['nominal']}), {abs(gap):.1f} ms {how}"
     )

@@ -27,8 +27,8 @@ def _leaf(error: BaseException | None) -> BaseException | None:
     return error
 
 
-def test_there_are_long_call_races_on_the_app_and_on_the_sdk() -> None:
-    assert {"transfer_at_session_limit", "transfer_across_sdk_sessions"} <= set(EXAMPLES)
+def test_there_are_long_call_races_on_the_app_the_sdk_and_the_simulated_server() -> None:
+    assert {"transfer_at_session_limit", "transfer_across_sdk_sessions", "transfer_on_simulated_server"} <= set(EXAMPLES)
 
 
 @pytest.mark.slow

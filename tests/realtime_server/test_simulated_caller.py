@@ -73,6 +73,20 @@ def test_a_twenty_minute_call_is_reported_and_the_same_seed_gives_the_same_repor
     assert agentsim.run(call, 20.0, seed=6, wall_timeout=120) != report
 
 
+def test_call_seed_makes_every_run_the_same_call() -> None:
+    # Without it the run's seed draws the call (above: seeds 5 and 6 differ);
+    # with it, two run seeds make the same call (what was asked, of which
+    # tools, how long each answer is: the audio sent), and another call_seed
+    # another. The tool's own latency still follows the run's seed.
+    def asked(report: CallReport) -> tuple[Any, ...]:
+        return (report.turns, report.tool_questions, report.barge_ins, report.silences, round(report.sent_seconds, 6))
+
+    fixed = [agentsim.run(partial(call, 5.0, call_seed=11), seed=seed, wall_timeout=120) for seed in (5, 6)]
+    assert asked(fixed[0]) == asked(fixed[1]) and fixed[0].turns >= 5
+    assert asked(agentsim.run(partial(call, 5.0), seed=5, wall_timeout=120)) != asked(agentsim.run(partial(call, 5.0), seed=6, wall_timeout=120))
+    assert asked(agentsim.run(partial(call, 5.0, call_seed=12), seed=5, wall_timeout=120)) != asked(fixed[0])
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_barge_ins_happen_while_the_answer_plays_not_at_a_clock_instant(seed: int) -> None:
     async def main() -> tuple[CallReport, list[bool]]:
@@ -150,7 +164,7 @@ def test_bad_caller_settings_are_typed_errors() -> None:
     async def main() -> None:
         server = SimulatedRealtimeServer()
         player = SimulatedPlayer()
-        for bad in ({"minutes": 0}, {"speaking": (3.0, 1.0)}, {"barge_in": 1.5}, {"phrases": []}, {"follow_up": "ok"}, {"pause": 5}):
+        for bad in ({"minutes": 0}, {"speaking": (3.0, 1.0)}, {"barge_in": 1.5}, {"phrases": []}, {"follow_up": "ok"}, {"pause": 5}, {"call_seed": 1.5}, {"call_seed": True}):
             with pytest.raises(agentsim.SimulationConfigError):
                 SimulatedCaller(server, player, **bad)
         with pytest.raises(agentsim.SimulationConfigError):

@@ -62,3 +62,27 @@ def test_the_fixed_app_passes_every_explored_timing(near_miss: Path) -> None:
 def test_without_tolerance_there_is_no_neighbourhood_to_explore(near_miss: Path) -> None:
     report = agentsim.explore(replay_support_call(near_miss, fixed=False, tolerance=Tolerance(0, 0)), runs=30, database=None)
     assert report.ok  # every gap exactly as recorded: the barge-in always lands 20 ms clear
+
+
+def test_a_focused_sweep_explores_around_the_incident_and_finds_it(near_miss: Path) -> None:
+    recording = load(near_miss)
+    barge_in = [event.t for event in recording.events if event.type == "input_audio_buffer.speech_started"][-1]
+    window = recording.window_around("input_audio_buffer.speech_started", occurrence=1)  # a second either side
+    assert window == pytest.approx((barge_in - 1.0, barge_in + 1.0))
+    report = agentsim.explore(replay_support_call(near_miss, fixed=False), runs=RUNS, focus=window, database=None, stop_on_first=True, shrink_failures=False)
+    assert isinstance(report.failures[0].exception, KeyError)
+    assert report.branching is not None and report.branching.checkpoints == [pytest.approx(window[0])]
+    assert agentsim.explore(replay_support_call(near_miss, fixed=True), runs=40, focus=window, database=None).ok
+
+
+def test_window_around_reads_the_recording_or_says_what_it_has(near_miss: Path) -> None:
+    recording = load(near_miss)
+    assert recording.window_around(margin=2.0) == pytest.approx((recording.duration - 2.0, recording.duration + 2.0))
+    assert recording.window_around(at=0.3, margin=1.0, offset=5.0) == pytest.approx((4.3, 6.3))
+    assert recording.window_around(at=0.3) == pytest.approx((0.0, 1.3))  # never before the start
+    with pytest.raises(agentsim.SimulationConfigError) as missing:
+        recording.window_around("input_audio_buffer.speech_started", occurrence=5)
+    assert missing.value.parameter == "event_type" and "response.created" in str(missing.value)
+    for bad in ({"margin": -1.0}, {"occurrence": -1}, {"at": 1.0, "event_type": "response.created"}):
+        with pytest.raises(agentsim.SimulationConfigError):
+            recording.window_around(**bad)  # type: ignore[arg-type]

@@ -246,6 +246,40 @@ class Recording:
     def server_events(self) -> list[RecordedEvent]:
         return [event for event in self.events if event.direction == "server"]
 
+    def window_around(self, event_type: str | None = None, *, at: float | None = None, margin: float = 1.0, occurrence: int = 0, offset: float = 0.0) -> tuple[float, float]:
+        """A window of virtual time around the instant an incident happened in
+        this recording, for ``agentsim.explore(..., focus=...)`` of its replay
+        (``SimulatedRealtimeServer.from_recording``): ``margin`` seconds
+        either side of the ``occurrence``-th event of ``event_type`` (0: the
+        first), of the recorded instant ``at``, or, given neither, of the
+        recording's end (where a recorded session broke off). Recorded times
+        count from the connection: ``offset`` is when the replaying app
+        connects in the simulation (0 when it connects first thing)::
+
+            incident = agentsim.recording.load("incident.jsonl")
+            agentsim.explore(replay, focus=incident.window_around("input_audio_buffer.speech_started"))
+        """
+        from .._kernel.errors import SimulationConfigError
+        from .._kernel.validation import non_negative
+
+        non_negative("margin", margin, expected="seconds either side of the incident (>= 0)")
+        non_negative("offset", offset, expected="when the replaying app connects, in virtual seconds (>= 0)")
+        if isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 0:
+            raise SimulationConfigError("occurrence", occurrence, "which event of that type: 0 for the first, 1 for the second, ...")
+        if at is not None and event_type is not None:
+            raise SimulationConfigError("at", at, "either an event type or an instant, not both")
+        if at is not None:
+            instant = non_negative("at", at, expected="a recorded instant, seconds since the connection (>= 0)")
+        elif event_type is not None:
+            found = [event.t for event in self.events if event.type == event_type]
+            if len(found) <= occurrence:
+                recorded = sorted({event.type for event in self.events})
+                raise SimulationConfigError("event_type", event_type, f"a type recorded at least {occurrence + 1} time(s) in {self.path or 'this recording'}; it has {len(found)}. Recorded types: {recorded}")
+            instant = found[occurrence]
+        else:
+            instant = self.duration
+        return (max(0.0, offset + instant - margin), offset + instant + margin)
+
     def __iter__(self) -> Iterator[RecordedEvent]:
         return iter(self.events)
 

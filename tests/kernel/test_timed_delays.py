@@ -11,7 +11,9 @@ import pytest
 import agentsim
 from agentsim._kernel.scheduling.delays import DELAY_OPTIONS, FINE_LANDINGS, NAMED_LANDINGS, DelayOptions
 from agentsim._kernel.scheduling.portfolio import MEMBERS, member_for, member_seed
+from agentsim._kernel.clock import TICKS_PER_SECOND
 from agentsim._kernel.scheduling.random_policy import landing
+from agentsim._kernel.tracing.deviation_words import _landing_words
 from agentsim.explore import Schedule
 from agentsim.timing import sleep_between
 
@@ -29,7 +31,11 @@ def test_delay_options_pin_the_bounds_and_the_quarters() -> None:
     assert len(options) == NAMED_LANDINGS + FINE_LANDINGS
     fine = [options.instant(NAMED_LANDINGS + k) for k in range(FINE_LANDINGS)]
     assert fine[0] == 201 and fine[-1] == 599 and fine == sorted(fine) and len(set(fine)) == FINE_LANDINGS
-    assert "lands fine0, at +201.0" in options[NAMED_LANDINGS].replace(" ms", "") or "fine0" in options[NAMED_LANDINGS]
+    # In a report, a fine landing says how far through its window it landed.
+    ms = TICKS_PER_SECOND // 1000
+    in_ms = DelayOptions("reply#2", 0, 200 * ms, 400 * ms, 600 * ms)
+    words = _landing_words(in_ms[NAMED_LANDINGS + 150], in_ms[0])
+    assert "landed 75.2% of the way through its window: 501.0 ms" in words and "101.0 ms late" in words, words
     with pytest.raises(IndexError):
         options[NAMED_LANDINGS + FINE_LANDINGS]
 

@@ -97,7 +97,7 @@ def _fine_words(name: str, landing: re.Match[str]) -> str:
     """A fine landing (delays.py): how far through its window, in percent."""
     low, high = float(landing["low"]), float(landing["high"])
     share = (float(landing["at"]) - low) / (high - low) if high > low else 0.0
-    return f"{share:.1%} of the way" if name.startswith("fine") else name
+    return f"{share:.1%} of the way through its window" if name.startswith("fine") else f"at {name} of its window"
 
 
 def _landing_words(task: str, stock: str) -> str:
@@ -108,8 +108,8 @@ def _landing_words(task: str, stock: str) -> str:
     gap = float(landing["at"]) - float(nominal["nominal"])
     how = "late" if gap > 0 else "early"
     name = landing["name"]
-    where = _LANDINGS.get(name) or _fine_words(name, landing)
+    where = f"at {_LANDINGS[name]} of its window" if name in _LANDINGS else _fine_words(name, landing)
     return (
-        f"{_delay_of(landing['who'])} landed at {where} of its window: "
+        f"{_delay_of(landing['who'])} landed {where}: "
         f"{landing['at']} ms from this instant (window {landing['low']}-{landing['high']}, nominal {nominal['nominal']}), {abs(gap):.1f} ms {how}"
     )

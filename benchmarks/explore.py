@@ -30,7 +30,9 @@ Then, class by class (``--classes-only`` alone): lateness races
 the race examples, runs to first failure over ``--class-bases`` base seeds
 for jitter, random, pct, timed and the default portfolio, the default's
 ratio to the best single strategy, and false alarms of the fixed twins
-under timed and the portfolio.
+under timed and the portfolio; and the long-call races of
+``examples/long_calls/`` (``--long-calls-only`` alone), each swept focused
+on its window under random, pct, timed and the portfolio.
 
 Then (``--exhaustive-only`` alone): ``strategy="exhaustive"`` on every race
 example and its fixed twin, schedules and time to exhaust depth 1 and 2
@@ -63,6 +65,9 @@ WINDOW_RACES = ROOT / "examples" / "windows"
 LATENESS_RACES = ROOT / "examples" / "lateness"
 #: The strategies the class tables compare, the default last.
 CLASS_STRATEGIES = ("jitter", "random", "pct", "timed", "portfolio")
+LONG_CALL_RACES = ROOT / "examples" / "long_calls"
+#: A focused sweep refuses jitter (a drawn point cannot be kept inside a window).
+FOCUSED_STRATEGIES = ("random", "pct", "timed", "portfolio")
 sys.path.insert(0, str(RACES))
 sys.path.insert(0, str(WINDOW_RACES))
 sys.path.insert(0, str(LATENESS_RACES))
@@ -174,6 +179,37 @@ def class_table(title: str, folder: Path, cap: int, bases: int, fixed_runs: int)
         print(f"{name:<30}{''.join(f'{cell:>24}' for cell in cells)}{ratio:>13.2f}x{alarms:>28}")
 
 
+def long_call_class_table(cap: int, bases: int) -> None:
+    """The long-call races (30-minute calls, the coincidence in minute 27-29),
+    each swept focused on its window under every strategy a focused sweep
+    takes: runs to first failure (median over ``bases``), and the default's
+    ratio to the best single one."""
+    import importlib.util
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(f"\nlong-call races, focused on their windows: runs to first failure over {bases} base seeds (cap {cap}), median [each]")
+    print(f"{'example':<32}{''.join(f'{strategy:>24}' for strategy in FOCUSED_STRATEGIES)}{'default/best':>14}")
+    for path in sorted(LONG_CALL_RACES.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"agentsim_class_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        example = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = example
+        spec.loader.exec_module(example)
+        window = (example.WINDOW_START, example.WINDOW_END)
+        cells, medians = [], {}
+        for strategy in FOCUSED_STRATEGIES:
+            found = []
+            for base in range(bases):
+                report = agentsim.explore(example.racy, runs=cap, seed=base * 1000, strategy=strategy, focus=window, shrink_failures=False, database=None, stop_on_first=True, wall_timeout=600)
+                found.append(report.runs_executed if report.failures else None)
+            medians[strategy] = statistics.median(runs if runs is not None else cap + 1 for runs in found)
+            shown = f">{cap}" if medians[strategy] > cap else f"{medians[strategy]:.0f}"
+            cells.append(f"{shown} [{','.join('-' if runs is None else str(runs) for runs in found)}]")
+        best = min(value for strategy, value in medians.items() if strategy != "portfolio")
+        print(f"{path.stem:<32}{''.join(f'{cell:>24}' for cell in cells)}{medians['portfolio'] / best:>13.2f}x")
+
+
 def exhaustive_table(folders: list[Path], cap: int) -> None:
     """Bounded-exhaustive exploration of every race example and its fixed
     twin: schedules (and wall time) to exhaust depth 1 and 2 — or, for the
@@ -279,7 +315,8 @@ def main() -> None:
     parser.add_argument("--window-cap", type=int, default=1000, help="runs per sweep for the narrow-window races")
     parser.add_argument("--fixed-runs", type=int, default=1000, help="runs of each fixed twin per strategy (random, pct)")
     parser.add_argument("--windows-only", action="store_true", help="only the narrow-window races")
-    parser.add_argument("--classes-only", action="store_true", help="only the per-class tables (lateness, narrow windows, races) of every strategy")
+    parser.add_argument("--classes-only", action="store_true", help="only the per-class tables (lateness, narrow windows, races, long calls focused) of every strategy")
+    parser.add_argument("--long-calls-only", action="store_true", help="only the long-call class (focused sweeps of examples/long_calls)")
     parser.add_argument("--class-bases", type=int, default=5, help="base seeds per strategy in the per-class tables")
     parser.add_argument("--scale-only", action="store_true", help="only the per-run cost and the workers/cluster sweeps")
     parser.add_argument("--exhaustive-only", action="store_true", help="only the exhaustive table (depth 1 and 2 of every race example and twin)")
@@ -292,6 +329,9 @@ def main() -> None:
         return
     if options.classes_only:
         classes(options)
+        return
+    if options.long_calls_only:
+        long_call_class_table(options.cap, options.class_bases)
         return
     if options.scale_only:
         scale(options.scale_runs)
@@ -336,6 +376,7 @@ def classes(options: argparse.Namespace) -> None:
     class_table("lateness races", LATENESS_RACES, options.cap, options.class_bases, fixed_runs)
     class_table("narrow-window races", WINDOW_RACES, options.cap, options.class_bases, fixed_runs)
     class_table("race examples", RACES, options.cap, options.class_bases, fixed_runs)
+    long_call_class_table(options.cap, options.class_bases)
 
 
 if __name__ == "__main__":

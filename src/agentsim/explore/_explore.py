@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from .._kernel.errors import LeftoverTasksWarning, SimulationConfigError
 from .._kernel.options import BackendName, RunOptions
 from .._kernel.scheduling import STRATEGY_EXPECTED, is_strategy
-from .._kernel.simulation import SimulationResult, simulate
+from .._kernel.simulation import SimulationResult, patches_held, simulate
 from .._kernel.validation import whole
 from ._database import FailureDatabase
 from ._options import ExploreOptions, ExploreSettings
@@ -207,7 +207,12 @@ class _Pipeline:
         self._orders: set[str] = set()
 
     def take(self, source: ScheduleSource, *, progress: Callable[[int, int], None] | None = None, total: int = 0) -> bool:
-        """Every run of ``source``; True when the sweep must stop (a failure, ``stop_on_first``)."""
+        """Every run of ``source``; True when the sweep must stop (a failure,
+        ``stop_on_first``). The simulation's patches stay installed meanwhile."""
+        with patches_held():
+            return self._take(source, progress, total)
+
+    def _take(self, source: ScheduleSource, progress: Callable[[int, int], None] | None, total: int) -> bool:
         done = 0
         for candidate in source.candidates(self._runner):
             propagate(candidate.result, self._passthrough)

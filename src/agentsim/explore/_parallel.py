@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from .._kernel.errors import SimulationConfigError, TaskSnapshot
 from .._kernel.scheduling import SchedulingPolicy
-from .._kernel.simulation import SimulationResult
+from .._kernel.simulation import SimulationResult, patches_held
 from ._runner import Runner
 from ._schedule import Schedule
 
@@ -151,7 +151,8 @@ def outcome_of(result: SimulationResult[Any], schedule: Schedule, ran: Schedule,
 def _run_chunk(plan: SweepPlan, seeds: Sequence[int], first: bool) -> list[RunOutcome]:
     """A worker's job: every seed of one chunk, in order (no run objects sent back)."""
     runner = Runner(plan.async_fn, plan.args, plan.backend, plan.options)
-    return [run_seed(plan, seed, first and index == 0, runner.run, runner.run_policy)[0] for index, seed in enumerate(seeds)]
+    with patches_held():  # (as the sweep in the main process holds them)
+        return [run_seed(plan, seed, first and index == 0, runner.run, runner.run_policy)[0] for index, seed in enumerate(seeds)]
 
 
 def check_picklable(plan: SweepPlan) -> None:

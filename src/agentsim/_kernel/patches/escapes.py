@@ -176,6 +176,14 @@ class _CheckedLock:
 _real_allocate_lock = _thread.allocate_lock
 
 
+def _lock() -> Any:
+    """``threading.Lock()``: a checked lock in a simulation's thread, the real
+    one in any other (a pool's queue made between a sweep's runs, a
+    library's thread while a run goes on: the checked lock lacks what a
+    ``Condition`` built on it asks of a real one)."""
+    return _CheckedLock() if current_core() is not None else _real_allocate_lock()
+
+
 def _programs_own(frame: Any) -> bool:
     """Whether the call made from ``frame`` is the program's (its code, or the
     standard library it called, such as ``selectors``) rather than an event
@@ -364,7 +372,7 @@ def _build() -> PatchSet:
     patches.add(policy, "new_event_loop", _guard("socket", lambda *a, **k: "asyncio.new_event_loop() (a real event loop: its self-pipe is a socket pair)", policy.new_event_loop))
     patches.add(time, "sleep", _sleep_guard(time.sleep))
     patches.add(threading.Condition, "wait", _condition_wait_guard(threading.Condition.wait))
-    patches.add(threading, "Lock", _CheckedLock)
+    patches.add(threading, "Lock", _lock)
     patches.add(select, "select", _select_guard(select.select))
     for factory in ("poll", "epoll", "devpoll", "kqueue"):
         if hasattr(select, factory):

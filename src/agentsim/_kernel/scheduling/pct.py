@@ -60,7 +60,7 @@ class PCTPolicy(SchedulingPolicy):
         #: priorities and change points are those of the same seed without.
         self.late = late if late is None else number("late", late, maximum=1.0, expected="a share of delays landing late, 0 to 1")
         self.times_delays = late is not None
-        self._landings = random.Random(f"agentsim:pct:landings:{seed}")
+        self._landings = random.Random(f"agentsim:pct:landings:{seed}") if late is not None else None
         self.depth = whole("depth", depth, minimum=1, expected="PCT's depth d >= 1 (the ordering constraints a bug needs)")
         self.steps = max(1, whole("steps", steps, expected="PCT's step bound >= 0 (the choices a run makes)"))
         #: Each thread's priority, drawn the first time it is asked
@@ -80,7 +80,8 @@ class PCTPolicy(SchedulingPolicy):
     def land(self) -> int:
         """Where a lone delay lands (asked only when :attr:`times_delays`):
         ``timed``'s landing, not a PCT step."""
-        return landing(self._landings.random(), self.late or 0.0)
+        assert self._landings is not None and self.late is not None, "asked only of a PCT that times delays"
+        return landing(self._landings.random(), self.late)
 
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
         if kind == "delay":

@@ -180,13 +180,3 @@ def test_explore_defaults_to_the_portfolio() -> None:
 
     report = agentsim.explore(late_reply_times_out, runs=60, database=None)
     assert report.failures and report.failures[0].strategy == "portfolio"
-
-
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_the_portfolios_pct_turns_land_lone_delays_as_timed_does(backend: str) -> None:
-    # Lateness is then searched in nine runs of ten, not six; the plain pct
-    # strategy keeps a lone window at its nominal instant (above).
-    results = [agentsim.simulate(_landing, strategy="portfolio", seed=seed, backend=backend) for seed in range(1, 41) if member_for(seed) == "pct"]
-    assert {result.strategy for result in results} == {"portfolio:pct"}
-    landed = {result.unwrap() for result in results}
-    assert len(landed) >= 4 and all(0.2 <= at <= 0.6 for at in landed)

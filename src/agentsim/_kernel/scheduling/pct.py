@@ -14,12 +14,10 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..validation import number, whole
+from ..validation import whole
 from .chooser import TrustedChooser
-from .delays import NAMED_LANDINGS
 from .kinds import CONTINUE
 from .policy import ChoiceKind, SchedulingPolicy
-from .random_policy import landing
 from .ranking import Priority, scan_best
 
 if TYPE_CHECKING:
@@ -43,7 +41,7 @@ class PCTPolicy(SchedulingPolicy):
     name = "pct"
 
     def for_seed(self, seed: int) -> SchedulingPolicy:
-        return PCTPolicy(seed, depth=self.depth, steps=self.steps, late=self.late)
+        return PCTPolicy(seed, depth=self.depth, steps=self.steps)
 
     def chooser(self, core: SimulationCore) -> Chooser:
         # Its chooser answers as choose, repeat_last_answer and
@@ -52,15 +50,8 @@ class PCTPolicy(SchedulingPolicy):
             return super().chooser(core)
         return PCTChooser(core, self)
 
-    def __init__(self, seed: int, *, depth: int = 3, steps: int = 64, late: float | None = None) -> None:
+    def __init__(self, seed: int, *, depth: int = 3, steps: int = 64) -> None:
         self._rng = random.Random(f"agentsim:pct:{whole('seed', seed, minimum=-(2**63))}")
-        #: None: lone windows fire at their nominal instant, as PCT always
-        #: did. A share: lone delays land as ``timed``'s do (the default
-        #: portfolio's PCT turns), drawn from a stream of their own, so the
-        #: priorities and change points are those of the same seed without.
-        self.late = late if late is None else number("late", late, maximum=1.0, expected="a share of delays landing late, 0 to 1")
-        self.times_delays = late is not None
-        self._landings = random.Random(f"agentsim:pct:landings:{seed}") if late is not None else None
         self.depth = whole("depth", depth, minimum=1, expected="PCT's depth d >= 1 (the ordering constraints a bug needs)")
         self.steps = max(1, whole("steps", steps, expected="PCT's step bound >= 0 (the choices a run makes)"))
         #: Each thread's priority, drawn the first time it is asked
@@ -77,15 +68,7 @@ class PCTPolicy(SchedulingPolicy):
         #: always say True, so its chooser may skip asking them. (An attribute: read at every step.)
         self.settled = not self._change_points
 
-    def land(self) -> int:
-        """Where a lone delay lands (asked only when :attr:`times_delays`):
-        ``timed``'s landing, not a PCT step."""
-        assert self._landings is not None and self.late is not None, "asked only of a PCT that times delays"
-        return landing(self._landings.random(), self.late)
-
     def choose(self, kind: ChoiceKind, labels: Sequence[str]) -> int:
-        if kind == "delay":
-            return self.land()
         self._step += 1
         # Two options of one task (its sleep and its timeout) are two threads
         # here: with one priority, the first would always win. The backends'
@@ -177,11 +160,6 @@ class PCTChooser(TrustedChooser):
         super().__init__(core)
         self._pct = policy
         self._priority = policy.priority
-
-    def delay(self, options: Sequence[str]) -> int:
-        chosen = self._pct.land()
-        self._trace.record_choice(self._clock.ticks, "delay", options, chosen, 0, NAMED_LANDINGS)
-        return chosen
 
     def timer(self, length: int, fifo: int, unchanged: bool) -> int:
         pct = self._pct

@@ -28,7 +28,7 @@ from typing import Final
 
 from .pct import PCTPolicy
 from .policy import SchedulingPolicy
-from .random_policy import TimedPolicy, late_share
+from .random_policy import TimedPolicy
 from .stock import JitterPolicy
 
 #: The members. (``timed`` searches orders as ``random`` does, and lone
@@ -67,8 +67,7 @@ def portfolio_policy(seed: int, *, depth: int = 3, steps: int | None = None) -> 
     if member == "timed":
         policy = TimedPolicy(own)
     elif member == "pct":
-        # Its lone delays land as timed's do: lateness is searched in 9 runs of 10.
-        policy = PCTPolicy(own, depth=depth, steps=steps, late=late_share(own))
+        policy = PCTPolicy(own, depth=depth, steps=steps)
     else:
         policy = JitterPolicy()
     policy.name = f"portfolio:{member}"  # type: ignore[misc]

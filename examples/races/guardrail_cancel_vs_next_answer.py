@@ -1,12 +1,15 @@
-"""Lateness through the simulated Realtime server: a moderation verdict on
-one answer cancels the next.
+"""Race: a moderation verdict on one answer cancels the next (through the
+simulated Realtime server).
 
 The app moderates each answer's transcript once it is complete (a service
 taking 0.2-1.2 s) and, if flagged, cancels the response
 (``response.cancel``) so it stops. The caller asks the next question 0.5 s after an answer
 ends, and the next answer streams for about a tenth of a second. A verdict that lands
 while that next answer streams cancels the wrong response: the shape of a
-guardrail tripping after its response ended.
+guardrail tripping after its response ended. The band is 45 ms of the
+verdict's 1 s window: an order search that samples where a contested
+window fires finds it in a few runs; five fixed landing points would all
+miss it.
 
 Runs the real ``OpenAIRealtimeWebSocketModel`` against
 :class:`~agentsim.realtime.server.SimulatedRealtimeServer`.

@@ -54,7 +54,7 @@ def fixed_costs(runs: int, rounds: int) -> None:
     plain = best_cost(lambda: [asyncio.run(nothing_to_wait_for()) for _ in range(runs)], runs, rounds)
     simulated = best_cost(lambda: [agentsim.simulate(one_sleep, seed=seed, strategy="random") for seed in range(runs)], runs, rounds)
     explored = best_cost(lambda: agentsim.explore(one_sleep, runs=runs, database=None, stop_on_first=False), runs, rounds)
-    print("\nper-run fixed cost (us): a one-sleep program")
+    print("\n== per-run fixed cost (us): a one-sleep program ==")
     print(f"{'case':<40}{'cost':>10}{'vs asyncio.run':>16}")
     for name, cost in (("asyncio.run, sleep(0)", plain), ("simulate, random", simulated), ("explore, default", explored)):
         print(f"{name:<40}{cost:>10.1f}{cost / plain:>15.2f}x")
@@ -63,7 +63,7 @@ def fixed_costs(runs: int, rounds: int) -> None:
 def default_beside_members(name: str, program: Any, runs: int, rounds: int) -> None:
     costs = {strategy: best_cost(lambda strategy=strategy: agentsim.explore(program, runs=runs, strategy=strategy, database=None, stop_on_first=False), runs, rounds) for strategy in (*MEMBERS, "portfolio")}
     mean = statistics.mean(costs[member] for member in MEMBERS)
-    print(f"\nper-run cost (us) by strategy: {name}")
+    print(f"\n== per-run cost by strategy (us), {name} ==")
     print(f"{'strategy':<40}{'cost':>10}{'vs members mean':>16}")
     for strategy, cost in costs.items():
         print(f"{strategy:<40}{cost:>10.1f}{cost / mean:>15.2f}x")

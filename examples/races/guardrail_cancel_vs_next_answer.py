@@ -57,7 +57,7 @@ async def _call(check_response: bool) -> None:
     )
     session = await RealtimeRunner(AGENT, model=server.model(), config={"tracing_disabled": True}).run()  # type: ignore[arg-type]
     cancelled: list[str] = []
-    verdicts: list[asyncio.Task[None]] = []
+    pending: list[asyncio.Task[None]] = []
 
     async def moderate(response_id: str, text: str) -> None:
         await sleep_between(0.2, 1.2)  # the moderation service
@@ -87,9 +87,9 @@ async def _call(check_response: bool) -> None:
                 if answers == 2:
                     break
                 text = " ".join(part.get("transcript") or "" for item in response.get("output", []) for part in item.get("content", []))
-                verdicts.append(asyncio.create_task(moderate(response["id"], text)))
-                verdicts.append(asyncio.create_task(ask_next()))
-        await asyncio.gather(*verdicts)
+                pending.append(asyncio.create_task(moderate(response["id"], text)))
+                pending.append(asyncio.create_task(ask_next()))
+        await asyncio.gather(*pending)  # the verdict and the next question
     if cancelled:
         raise WrongResponseCancelled(f"response(s) {cancelled} cancelled by the verdict on the first answer")
 
